@@ -1,0 +1,9 @@
+/**
+ * Every hook module's route registrar. A route exists only once its hook is implemented.
+ *
+ * @module
+ */
+import type { RouteRegistrar } from "../lib/http/mod.ts";
+
+/** The registrars of all implemented hooks, in the order their routes are added. */
+export const HOOK_ROUTES: readonly RouteRegistrar[] = [];

@@ -1,0 +1,94 @@
+/**
+ * Service configuration from environment variables, validated with zod at start-up.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { HookConfig } from "../hook/mod.ts";
+
+const bool = (name: string) =>
+  z.enum(["true", "false"], { message: `${name} must be "true" or "false"` }).default("false")
+    .transform((v) => v === "true");
+
+const int = (name: string, min: number, max: number, fallback: number) =>
+  z.string().default(String(fallback)).transform((v, ctx) => {
+    const n = /^\d+$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      ctx.addIssue({
+        code: "custom",
+        message: `${name} must be an integer from ${min} to ${max}, got "${v}"`,
+      });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const EnvSchema = z.object({
+  PORT: int("PORT", 0, 65535, 8080),
+  HOST: z.string().min(1, "HOST must not be empty").default("0.0.0.0"),
+  BODY_LIMIT_BYTES: int("BODY_LIMIT_BYTES", 1024, 1024 * 1024 * 1024, 16 * 1024 * 1024),
+  CLOCK_OVERRIDE: bool("CLOCK_OVERRIDE"),
+  SHUTDOWN_DRAIN_SECONDS: int("SHUTDOWN_DRAIN_SECONDS", 0, 300, 0),
+  SHUTDOWN_TIMEOUT_SECONDS: int("SHUTDOWN_TIMEOUT_SECONDS", 1, 600, 25),
+  OIDC_GROUPS_PREFIX: z.string().default(""),
+});
+
+/** The names of every environment variable the service reads. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
+
+/** Validated service configuration. */
+export interface Config {
+  /** TCP port to listen on (0 picks a free one). */
+  readonly port: number;
+  /** Address to bind. */
+  readonly host: string;
+  /** Largest accepted request body in bytes; larger bodies get 413. */
+  readonly bodyLimitBytes: number;
+  /** Whether the `X-Butler-Now` header may replace the clock (end-to-end tests only). */
+  readonly clockOverride: boolean;
+  /** Seconds to keep serving, not ready, after SIGTERM before closing the listener. */
+  readonly shutdownDrainSeconds: number;
+  /** Seconds to wait for in-flight requests before giving up. */
+  readonly shutdownTimeoutSeconds: number;
+  /** What reaches hook logic. */
+  readonly hook: HookConfig;
+}
+
+/** The outcome of {@linkcode loadConfig}. */
+export type ConfigResult = { ok: true; config: Config } | { ok: false; message: string };
+
+/**
+ * Validates configuration from an environment map. Empty values count as unset. A bad value yields a message
+ * that names the variable.
+ *
+ * @example
+ * ```ts
+ * loadConfig({ PORT: "9090" }); // { ok: true, config: { port: 9090, ... } }
+ * loadConfig({ PORT: "http" }); // { ok: false, message: 'PORT must be an integer from 0 to 65535, got "http"' }
+ * ```
+ */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): ConfigResult {
+  const input = Object.fromEntries(
+    CONFIG_VARIABLES.map((name) => [name, env[name] === "" ? undefined : env[name]]),
+  );
+  const parsed = EnvSchema.safeParse(input);
+  if (!parsed.success) {
+    const message = parsed.error.issues.map((i) =>
+      i.message.startsWith(String(i.path[0])) ? i.message : `${String(i.path[0])}: ${i.message}`
+    ).join("; ");
+    return { ok: false, message };
+  }
+  const e = parsed.data;
+  return {
+    ok: true,
+    config: {
+      port: e.PORT,
+      host: e.HOST,
+      bodyLimitBytes: e.BODY_LIMIT_BYTES,
+      clockOverride: e.CLOCK_OVERRIDE,
+      shutdownDrainSeconds: e.SHUTDOWN_DRAIN_SECONDS,
+      shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
+      hook: { oidcGroupsPrefix: e.OIDC_GROUPS_PREFIX },
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import { z } from "zod";
+import { encodeBase64 } from "../encoding/base64.ts";
+
+const GroupVersionKind = z.looseObject({ group: z.string(), version: z.string(), kind: z.string() });
+
+/** `admission.k8s.io/v1` AdmissionReview request envelope. */
+export const AdmissionReviewRequest = z.looseObject({
+  apiVersion: z.literal("admission.k8s.io/v1"),
+  kind: z.literal("AdmissionReview"),
+  request: z.looseObject({
+    uid: z.string().min(1),
+    kind: GroupVersionKind,
+    resource: z.looseObject({ group: z.string(), version: z.string(), resource: z.string() }),
+    subResource: z.string().optional(),
+    name: z.string().optional(),
+    namespace: z.string().optional(),
+    operation: z.enum(["CREATE", "UPDATE", "DELETE", "CONNECT"]),
+    userInfo: z.looseObject({
+      username: z.string().optional(),
+      uid: z.string().optional(),
+      groups: z.array(z.string()).optional(),
+    }),
+    object: z.record(z.string(), z.unknown()).nullable().optional(),
+    oldObject: z.record(z.string(), z.unknown()).nullable().optional(),
+    dryRun: z.boolean().optional(),
+  }),
+});
+
+/** An AdmissionReview request. */
+export type AdmissionReviewRequest = z.infer<typeof AdmissionReviewRequest>;
+
+/** One RFC 6902 JSON Patch operation. */
+export type JsonPatchOp =
+  | { op: "add" | "replace" | "test"; path: string; value: unknown }
+  | { op: "remove"; path: string }
+  | { op: "move" | "copy"; from: string; path: string };
+
+/** `admission.k8s.io/v1` AdmissionReview response envelope. */
+export const AdmissionReviewResponse = z.strictObject({
+  apiVersion: z.literal("admission.k8s.io/v1"),
+  kind: z.literal("AdmissionReview"),
+  response: z.strictObject({
+    uid: z.string().min(1),
+    allowed: z.boolean(),
+    status: z.strictObject({
+      code: z.number().int().optional(),
+      message: z.string().optional(),
+      reason: z.string().optional(),
+    }).optional(),
+    patch: z.string().optional(),
+    patchType: z.literal("JSONPatch").optional(),
+    warnings: z.array(z.string()).optional(),
+  }),
+});
+
+/** An AdmissionReview response. */
+export type AdmissionReviewResponse = z.infer<typeof AdmissionReviewResponse>;
+
+/** What an admission decision function returns; the envelope is built by {@linkcode admissionResponse}. */
+export type AdmissionDecision =
+  | { allowed: true; patch?: JsonPatchOp[]; warnings?: string[] }
+  | { allowed: false; message: string; code?: number; reason?: string; warnings?: string[] };
+
+/**
+ * Builds the AdmissionReview response for a decision, echoing the request uid. A denial is still an HTTP 200
+ * with `allowed: false`; a patch is base64 JSONPatch.
+ *
+ * @example
+ * ```ts
+ * admissionResponse("uid-1", { allowed: false, message: "nope" });
+ * // { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
+ * //   response: { uid: "uid-1", allowed: false, status: { code: 403, message: "nope", reason: "Forbidden" } } }
+ * ```
+ */
+export function admissionResponse(uid: string, decision: AdmissionDecision): AdmissionReviewResponse {
+  const warnings = decision.warnings?.length ? { warnings: decision.warnings } : {};
+  if (!decision.allowed) {
+    return {
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: {
+        uid,
+        allowed: false,
+        status: {
+          code: decision.code ?? 403,
+          message: decision.message,
+          reason: decision.reason ?? "Forbidden",
+        },
+        ...warnings,
+      },
+    };
+  }
+  const patch = decision.patch?.length
+    ? {
+      patch: encodeBase64(new TextEncoder().encode(JSON.stringify(decision.patch))),
+      patchType: "JSONPatch" as const,
+    }
+    : {};
+  return {
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    response: { uid, allowed: true, ...patch, ...warnings },
+  };
+}

@@ -1,0 +1,109 @@
+import { z } from "zod";
+import { ControllerObject, KubeObject } from "./object.ts";
+import { ObjectMap } from "./object_map.ts";
+
+/** Status as a hook returns it: a JSON object, or `null`. */
+const Status = z.record(z.string(), z.unknown()).nullable();
+
+/** A positive `resyncAfterSeconds` asks for one extra sync after that many seconds. */
+const ResyncAfterSeconds = z.number().nonnegative().finite();
+
+/** CompositeController sync/finalize request (hook `version: v2`). */
+export const CompositeRequest = z.looseObject({
+  controller: ControllerObject,
+  parent: KubeObject,
+  children: ObjectMap,
+  related: ObjectMap,
+  finalizing: z.boolean(),
+});
+
+/** A CompositeController sync/finalize request. */
+export type CompositeRequest = z.infer<typeof CompositeRequest>;
+
+/**
+ * CompositeController sync/finalize response. Strict: v2 Metacontroller fails the call on any unknown
+ * top-level key.
+ */
+export const CompositeResponse = z.strictObject({
+  status: Status,
+  children: z.array(KubeObject),
+  resyncAfterSeconds: ResyncAfterSeconds.optional(),
+  finalized: z.boolean().optional(),
+});
+
+/** A CompositeController sync/finalize response. */
+export type CompositeResponse = z.infer<typeof CompositeResponse>;
+
+/** DecoratorController sync/finalize request (hook `version: v2`): `object` and `attachments`. */
+export const DecoratorRequest = z.looseObject({
+  controller: ControllerObject,
+  object: KubeObject,
+  attachments: ObjectMap,
+  related: ObjectMap,
+  finalizing: z.boolean(),
+});
+
+/** A DecoratorController sync/finalize request. */
+export type DecoratorRequest = z.infer<typeof DecoratorRequest>;
+
+/** Labels or annotations a decorator sets (a string) or deletes (`null`); keys left out are untouched. */
+const StringPatch = z.record(z.string(), z.string().nullable());
+
+/**
+ * DecoratorController sync/finalize response. Strict like the composite one. `status: null` (or absent)
+ * leaves the target's status unchanged; an object replaces it.
+ */
+export const DecoratorResponse = z.strictObject({
+  labels: StringPatch.optional(),
+  annotations: StringPatch.optional(),
+  status: Status.optional(),
+  attachments: z.array(KubeObject),
+  resyncAfterSeconds: ResyncAfterSeconds.optional(),
+  finalized: z.boolean().optional(),
+});
+
+/** A DecoratorController sync/finalize response. */
+export type DecoratorResponse = z.infer<typeof DecoratorResponse>;
+
+/** Customize request: both controller kinds send `parent`. */
+export const CustomizeRequest = z.looseObject({
+  controller: ControllerObject,
+  parent: KubeObject,
+});
+
+/** A customize hook request. */
+export type CustomizeRequest = z.infer<typeof CustomizeRequest>;
+
+const LabelSelector = z.strictObject({
+  matchLabels: z.record(z.string(), z.string()).optional(),
+  matchExpressions: z.array(z.strictObject({
+    key: z.string(),
+    operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist"]),
+    values: z.array(z.string()).optional(),
+  })).optional(),
+});
+
+/** One related-resource rule, with Metacontroller's own combination rules enforced. */
+export const RelatedResourceRule = z.strictObject({
+  apiVersion: z.string().min(1),
+  resource: z.string().min(1),
+  labelSelector: LabelSelector.optional(),
+  namespaceSelector: LabelSelector.optional(),
+  namespace: z.string().optional(),
+  names: z.array(z.string()).optional(),
+}).refine((r) => !(r.names && (r.labelSelector || r.namespaceSelector)), {
+  message: "names cannot be combined with labelSelector or namespaceSelector",
+}).refine((r) => !(r.namespace && r.namespaceSelector), {
+  message: "namespace cannot be combined with namespaceSelector",
+});
+
+/** A related-resource rule. */
+export type RelatedResourceRule = z.infer<typeof RelatedResourceRule>;
+
+/** Customize response. */
+export const CustomizeResponse = z.strictObject({
+  relatedResources: z.array(RelatedResourceRule),
+});
+
+/** A customize hook response. */
+export type CustomizeResponse = z.infer<typeof CustomizeResponse>;

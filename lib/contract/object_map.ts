@@ -1,0 +1,113 @@
+import { z } from "zod";
+import { KubeObject, objectKey } from "./object.ts";
+
+/**
+ * A Metacontroller object map: outer key `Kind.apiVersion`, inner key `namespace/name` (v2, namespaced) or
+ * `name`. A `null` group (a nil Go map) reads as empty.
+ */
+export const ObjectMap = z.record(
+  z.string(),
+  z.record(z.string(), KubeObject).nullable().transform((group) => group ?? {}),
+);
+
+/** An object map as parsed by {@linkcode ObjectMap}. */
+export type ObjectMap = z.infer<typeof ObjectMap>;
+
+/** A kind with the exact apiVersion declared in a controller's child, attachment or related rule. */
+export interface TypeRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+}
+
+/**
+ * The outer key of an object map for a type.
+ *
+ * @example
+ * ```ts
+ * groupKey({ kind: "IPAllocation", apiVersion: "butler.butlerlabs.dev/v1alpha1" });
+ * // "IPAllocation.butler.butlerlabs.dev/v1alpha1"
+ * ```
+ */
+export function groupKey(type: TypeRef): string {
+  return `${type.kind}.${type.apiVersion}`;
+}
+
+/** One object of a group that did or did not match the schema the hook expects for that type. */
+export type GroupEntry<T> =
+  | { readonly key: string; readonly ok: true; readonly value: T; readonly raw: KubeObject }
+  | { readonly key: string; readonly ok: false; readonly error: string; readonly raw: KubeObject };
+
+/**
+ * Reads one typed group from an object map, sorted by key so that hooks are deterministic. Objects that do not
+ * match `schema` are returned as failed entries with the first problem's path, never dropped, so a hook can
+ * keep them instead of deleting what it does not understand.
+ */
+export function readGroup<S extends z.ZodType>(
+  map: ObjectMap,
+  type: TypeRef,
+  schema: S,
+): GroupEntry<z.infer<S>>[] {
+  const group = map[groupKey(type)] ?? {};
+  return Object.keys(group).sort().map((key) => {
+    const raw = group[key]!;
+    const parsed = schema.safeParse(raw);
+    return parsed.success
+      ? { key, ok: true as const, value: parsed.data as z.infer<S>, raw }
+      : { key, ok: false as const, error: describeIssue(parsed.error), raw };
+  });
+}
+
+/** Describes the first issue of a zod error as `path: message`. */
+export function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "invalid";
+  const path = formatPath(issue.path);
+  return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+/**
+ * Formats a zod issue path as a field path: `spec.reserved[1].cidr`.
+ *
+ * @example
+ * ```ts
+ * formatPath(["spec", "reserved", 1, "cidr"]); // "spec.reserved[1].cidr"
+ * ```
+ */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(String(part))) out += out ? `.${String(part)}` : String(part);
+    else out += `[${JSON.stringify(String(part))}]`;
+  }
+  return out;
+}
+
+/** A desired object of a declared type, built with exactly the declared apiVersion and kind. */
+export type Desired<T extends Record<string, unknown>> = T & {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+};
+
+/**
+ * Builds a child/attachment object with the exact declared apiVersion and kind, so Metacontroller files it
+ * under the same group key as the observed objects of that type.
+ *
+ * @example
+ * ```ts
+ * const cm = buildObject({ apiVersion: "v1", kind: "ConfigMap" }, { name: "x", namespace: "ns" }, { data: {} });
+ * ```
+ */
+export function buildObject<T extends Record<string, unknown>>(
+  type: TypeRef,
+  metadata: Desired<T>["metadata"],
+  body: T,
+): Desired<T> {
+  return { apiVersion: type.apiVersion, kind: type.kind, metadata, ...body } as Desired<T>;
+}
+
+/** Returns the objects of a group keyed like Metacontroller keys them; for tests and fixtures. */
+export function toGroup(objects: readonly KubeObject[]): Record<string, KubeObject> {
+  return Object.fromEntries(objects.map((o) => [objectKey(o), o]));
+}

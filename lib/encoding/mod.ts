@@ -1,0 +1,2 @@
+/** Byte encodings without dependencies. */
+export * from "./base64.ts";

@@ -1,0 +1,126 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { HookConfig } from "../hook/mod.ts";
+import { jsonError } from "./errors.ts";
+import type { AppEnv, Runtime } from "./env.ts";
+import { createHttpMetrics, type HttpMetrics } from "./metrics.ts";
+
+/** A structured log record; the service prints one JSON line per record. */
+export type LogRecord = Record<string, unknown>;
+
+/** A function that registers one hook module's routes on the app. */
+export type RouteRegistrar = (app: Hono<AppEnv>) => void;
+
+/** Everything the app needs, injected so that building it does no I/O. */
+export interface AppOptions {
+  readonly bodyLimitBytes: number;
+  readonly clockOverride: boolean;
+  readonly hookConfig: HookConfig;
+  readonly routes: readonly RouteRegistrar[];
+  readonly clock?: () => Date;
+  readonly log?: (record: LogRecord) => void;
+  /** Monotonic milliseconds for latency; `performance.now` by default. */
+  readonly elapsed?: () => number;
+}
+
+/** Shutdown state shared by `/readyz` and the server loop. */
+export interface Lifecycle {
+  readonly shuttingDown: boolean;
+  beginShutdown(): void;
+}
+
+/** The built service. */
+export interface HookService {
+  readonly app: Hono<AppEnv>;
+  readonly lifecycle: Lifecycle;
+  readonly metrics: HttpMetrics;
+  /** `METHOD path` of every hook and webhook route registered. */
+  readonly routes: readonly string[];
+}
+
+const UNMATCHED = "unmatched";
+
+/**
+ * Builds the hook service: probes, metrics, request logging, body limit, JSON errors, and the routes each hook
+ * module registers. Pure construction: nothing listens, nothing is read from the environment.
+ *
+ * @example
+ * ```ts
+ * const { app } = createApp({ bodyLimitBytes: 1 << 24, clockOverride: false, hookConfig, routes: [] });
+ * const res = await app.request("/healthz");
+ * ```
+ */
+export function createApp(options: AppOptions): HookService {
+  const app = new Hono<AppEnv>();
+  const metrics = createHttpMetrics();
+  const log = options.log ?? (() => {});
+  const elapsed = options.elapsed ?? (() => performance.now());
+  const runtime: Runtime = {
+    clock: options.clock ?? (() => new Date()),
+    clockOverride: options.clockOverride,
+    hookConfig: options.hookConfig,
+  };
+  let shuttingDown = false;
+  const lifecycle: Lifecycle = {
+    get shuttingDown() {
+      return shuttingDown;
+    },
+    beginShutdown() {
+      shuttingDown = true;
+    },
+  };
+  const known = new Set<string>(["GET /healthz", "GET /readyz", "GET /metrics"]);
+
+  app.use("*", async (c, next) => {
+    const start = elapsed();
+    c.set("runtime", runtime);
+    await next();
+    const key = `${c.req.method} ${c.req.path}`;
+    const route = known.has(key) ? c.req.path : UNMATCHED;
+    const seconds = (elapsed() - start) / 1000;
+    metrics.observe(route, c.req.method, c.res.status, seconds);
+    const subject = c.get("subject");
+    const failure = c.get("failure");
+    log({
+      msg: "request",
+      method: c.req.method,
+      route,
+      status: c.res.status,
+      durationMs: Math.round(seconds * 1e6) / 1e3,
+      ...(subject ? { parent: subject } : {}),
+      ...(failure ? { error: failure } : {}),
+    });
+  });
+
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: options.bodyLimitBytes,
+      onError: (c) => jsonError(c, 413, `request body exceeds the limit of ${options.bodyLimitBytes} bytes`),
+    }),
+  );
+
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.get(
+    "/readyz",
+    (c) => lifecycle.shuttingDown ? c.json({ status: "shutting down" }, 503) : c.json({ status: "ready" }),
+  );
+  app.get("/metrics", async (c) => {
+    const body = await metrics.registry.metrics();
+    return c.body(body, 200, { "content-type": metrics.registry.contentType });
+  });
+
+  for (const register of options.routes) register(app);
+  const routes = app.routes
+    .filter((r) => r.method !== "ALL" && !known.has(`${r.method} ${r.path}`))
+    .map((r) => `${r.method} ${r.path}`);
+  for (const r of routes) known.add(r);
+
+  app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${c.req.path}`));
+  app.onError((err, c) => {
+    c.set("failure", `${err.name}: ${err.message}`);
+    return jsonError(c, 500, "internal error");
+  });
+
+  return { app, lifecycle, metrics, routes };
+}

@@ -1,0 +1,24 @@
+import type { HookConfig } from "../hook/mod.ts";
+
+/** The parent a request is about, for the log line (never its body). */
+export interface Subject {
+  readonly kind: string;
+  readonly namespace?: string | undefined;
+  readonly name: string;
+}
+
+/** What the app gives every handler. */
+export interface Runtime {
+  readonly clock: () => Date;
+  readonly clockOverride: boolean;
+  readonly hookConfig: HookConfig;
+}
+
+/** Hono environment of the hook service. */
+export interface AppEnv {
+  Variables: {
+    runtime: Runtime;
+    subject?: Subject;
+    failure?: string;
+  };
+}

@@ -1,0 +1,11 @@
+/**
+ * The HTTP layer of the hook service: the app builder, the generic hook binders, JSON errors and metrics. The
+ * only part of the project, with each hook's `routes.ts`, that knows Hono.
+ *
+ * @module
+ */
+export * from "./app.ts";
+export * from "./bind.ts";
+export * from "./env.ts";
+export * from "./errors.ts";
+export * from "./metrics.ts";

@@ -1,0 +1,64 @@
+/**
+ * The hook service: validates configuration, serves every implemented hook, and shuts down gracefully on
+ * SIGTERM/SIGINT (not ready at once, keeps serving for the drain period, stops accepting, finishes in-flight
+ * requests, exits 0).
+ *
+ * @module
+ */
+import { HOOK_ROUTES } from "./hooks/mod.ts";
+import { loadConfig } from "./lib/config/mod.ts";
+import { createApp, type LogRecord } from "./lib/http/mod.ts";
+
+function log(record: LogRecord): void {
+  console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", ...record }));
+}
+
+function fail(message: string): never {
+  console.error(JSON.stringify({ time: new Date().toISOString(), level: "error", msg: message }));
+  Deno.exit(1);
+}
+
+const loaded = loadConfig(Deno.env.toObject());
+if (!loaded.ok) fail(`invalid configuration: ${loaded.message}`);
+const config = loaded.config;
+
+const service = createApp({
+  bodyLimitBytes: config.bodyLimitBytes,
+  clockOverride: config.clockOverride,
+  hookConfig: config.hook,
+  routes: HOOK_ROUTES,
+  log,
+});
+
+const server = Deno.serve({
+  hostname: config.host,
+  port: config.port,
+  onListen: ({ hostname, port }) =>
+    log({
+      msg: `butler hooks listening on http://${hostname}:${port}`,
+      port,
+      routes: service.routes.length,
+      clockOverride: config.clockOverride,
+    }),
+}, service.app.fetch);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  service.lifecycle.beginShutdown();
+  log({ msg: "shutdown started", signal, drainSeconds: config.shutdownDrainSeconds });
+  await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainSeconds * 1000));
+  const timeout = setTimeout(() => {
+    log({ msg: "shutdown timed out with requests in flight" });
+    Deno.exit(1);
+  }, config.shutdownTimeoutSeconds * 1000);
+  await server.shutdown();
+  clearTimeout(timeout);
+  log({ msg: "shutdown complete" });
+  Deno.exit(0);
+}
+
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  Deno.addSignalListener(signal, () => void shutdown(signal));
+}

@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { loadConfig } from "../lib/config/mod.ts";
+
+Deno.test("configuration from the environment", async (t) => {
+  await t.step("defaults", () => {
+    const r = loadConfig({});
+    assert.ok(r.ok);
+    assert.deepEqual(r.config, {
+      port: 8080,
+      host: "0.0.0.0",
+      bodyLimitBytes: 16 * 1024 * 1024,
+      clockOverride: false,
+      shutdownDrainSeconds: 0,
+      shutdownTimeoutSeconds: 25,
+      hook: { oidcGroupsPrefix: "" },
+    });
+  });
+  await t.step("values are read and empty means unset", () => {
+    const r = loadConfig({
+      PORT: "9090",
+      CLOCK_OVERRIDE: "true",
+      BODY_LIMIT_BYTES: "",
+      OIDC_GROUPS_PREFIX: "oidc:",
+    });
+    assert.ok(r.ok);
+    assert.equal(r.config.port, 9090);
+    assert.equal(r.config.clockOverride, true);
+    assert.equal(r.config.bodyLimitBytes, 16 * 1024 * 1024);
+    assert.equal(r.config.hook.oidcGroupsPrefix, "oidc:");
+  });
+  const bad: [Record<string, string>, string][] = [
+    [{ PORT: "http" }, 'PORT must be an integer from 0 to 65535, got "http"'],
+    [{ PORT: "70000" }, 'PORT must be an integer from 0 to 65535, got "70000"'],
+    [{ BODY_LIMIT_BYTES: "-1" }, "BODY_LIMIT_BYTES must be an integer from 1024 to 1073741824"],
+    [{ CLOCK_OVERRIDE: "yes" }, 'CLOCK_OVERRIDE must be "true" or "false"'],
+    [{ SHUTDOWN_TIMEOUT_SECONDS: "0" }, "SHUTDOWN_TIMEOUT_SECONDS must be an integer from 1 to 600"],
+  ];
+  for (const [env, message] of bad) {
+    await t.step(`rejects ${JSON.stringify(env)}`, () => {
+      const r = loadConfig(env);
+      assert.ok(!r.ok);
+      assert.ok(r.message.startsWith(message), r.message);
+    });
+  }
+});

@@ -1,0 +1,72 @@
+import assert from "node:assert/strict";
+import { kubectlKustomize, loadKustomization, type Manifest, manifestId } from "../lib/testing/mod.ts";
+
+const DIR = new URL("../manifests", import.meta.url).pathname;
+const objects = loadKustomization(DIR);
+const find = (kind: string, name: string) => {
+  const m = objects.find((o) => o.kind === kind && o.metadata.name === name);
+  assert.ok(m, `${kind} ${name} is in manifests/`);
+  return m as Manifest;
+};
+
+Deno.test("manifests build", async (t) => {
+  const kubectl = kubectlKustomize(DIR);
+  await t.step(
+    kubectl ? "kubectl kustomize renders the same objects as the loader" : "loader renders (kubectl absent)",
+    () => {
+      assert.ok(objects.length > 0);
+      if (kubectl) {
+        assert.ok(kubectl.ok, kubectl.stderr);
+        assert.deepEqual(kubectl.objects.map(manifestId).sort(), objects.map(manifestId).sort());
+      }
+      const ids = objects.map(manifestId);
+      assert.equal(new Set(ids).size, ids.length, "no object appears twice");
+    },
+  );
+  await t.step("every namespaced object of ours lives in butler-system", () => {
+    for (const o of objects) {
+      if (["Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding"].includes(o.kind)) {
+        continue;
+      }
+      if (o.apiVersion.startsWith("metacontroller.k8s.io/")) continue;
+      assert.equal(o.metadata.namespace, "butler-system", manifestId(o));
+    }
+  });
+});
+
+Deno.test("hook service deployment", async (t) => {
+  const deploy = find("Deployment", "butler-hooks");
+  const pod = deploy.spec.template.spec;
+  const container = pod.containers[0];
+  await t.step("two replicas, non-root, read-only root filesystem, no privilege", () => {
+    assert.equal(deploy.spec.replicas, 2);
+    assert.equal(pod.securityContext.runAsNonRoot, true);
+    assert.ok(pod.securityContext.runAsUser > 0);
+    assert.equal(container.securityContext.readOnlyRootFilesystem, true);
+    assert.equal(container.securityContext.allowPrivilegeEscalation, false);
+    assert.deepEqual(container.securityContext.capabilities.drop, ["ALL"]);
+  });
+  await t.step("resource requests and limits", () => {
+    for (const k of ["requests", "limits"]) {
+      assert.ok(container.resources[k].cpu, `${k}.cpu`);
+      assert.ok(container.resources[k].memory, `${k}.memory`);
+    }
+  });
+  await t.step("probes on /readyz and /healthz", () => {
+    assert.equal(container.readinessProbe.httpGet.path, "/readyz");
+    assert.equal(container.livenessProbe.httpGet.path, "/healthz");
+  });
+  await t.step("never enables the clock override", () => {
+    for (const o of objects) assert.doesNotMatch(JSON.stringify(o), /CLOCK_OVERRIDE/);
+  });
+  await t.step("the Service reaches the container port", () => {
+    const svc = find("Service", "butler-hooks");
+    assert.deepEqual(svc.spec.selector, deploy.spec.selector.matchLabels);
+    assert.equal(svc.spec.ports[0].port, 80);
+    assert.equal(svc.spec.ports[0].targetPort, container.ports[0].name);
+    assert.equal(
+      container.ports[0].containerPort,
+      Number(container.env.find((e: Manifest) => e.name === "PORT").value),
+    );
+  });
+});
