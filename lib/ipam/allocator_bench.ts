@@ -1,0 +1,94 @@
+/**
+ * `npx -y deno@2.9.6 bench lib/ipam/allocator_bench.ts`
+ *
+ * One best-fit allocation, building the free list included, in pools holding many grants; beside it the
+ * one-boolean-per-address baseline (upstream's algorithm) on the same kind of data, so the ratio is measured in
+ * the same run.
+ */
+import { Allocator, parseCidr, type Range } from "./mod.ts";
+
+/** Deterministic grants of 1..16 addresses separated by gaps of 1..16, from the start of the pool. */
+function scatter(start: bigint, count: number): Range[] {
+  const out: Range[] = [];
+  let x = 7;
+  let at = start;
+  for (let i = 0; i < count; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    const gap = BigInt(1 + (x % 16));
+    const size = BigInt(1 + ((x >> 8) % 16));
+    at += gap;
+    out.push({ start: at, end: at + size - 1n });
+    at += size;
+  }
+  return out;
+}
+
+function setup(cidrText: string, grants: number) {
+  const c = parseCidr(cidrText);
+  if (!c.ok) throw new Error(c.message);
+  const cidr = c.value;
+  return {
+    model: {
+      family: cidr.family,
+      allocatable: [{ start: cidr.start, end: cidr.end }],
+      reserved: [{ start: cidr.start, end: cidr.start + 15n }],
+      allocations: scatter(cidr.start + 16n, grants),
+    },
+    cidr,
+  };
+}
+
+/** Upstream's shape: a boolean per address, marked, scanned for runs, best-fit. */
+function bitmapAllocate(
+  cidr: Range,
+  reserved: readonly Range[],
+  allocations: readonly Range[],
+  n: number,
+): number {
+  const base = Number(cidr.start);
+  const size = Number(cidr.end - cidr.start) + 1;
+  const used = new Array<boolean>(size).fill(false);
+  for (const r of [...reserved, ...allocations]) {
+    for (let v = Number(r.start); v <= Number(r.end); v++) used[v - base] = true;
+  }
+  let best = -1;
+  let bestSize = 0;
+  let runStart = -1;
+  for (let i = 0; i <= size; i++) {
+    if (i < size && !used[i]) {
+      if (runStart < 0) runStart = i;
+    } else if (runStart >= 0) {
+      const len = i - runStart;
+      if (len >= n && (best < 0 || len < bestSize)) {
+        best = runStart;
+        bestSize = len;
+      }
+      runStart = -1;
+    }
+  }
+  return best + base;
+}
+
+const v4at12 = setup("10.16.0.0/12", 10_000);
+const v4at8 = setup("10.0.0.0/8", 100_000);
+const v6at64 = setup("fd00:1:2:3::/64", 10_000);
+const v4at16 = setup("10.40.0.0/16", 625);
+
+Deno.bench("interval best-fit: /12 holding 10,000 allocations", { group: "/12", baseline: true }, () => {
+  Allocator.create(v4at12.model).allocate(8);
+});
+Deno.bench("bitmap baseline: /12 holding 10,000 allocations", { group: "/12" }, () => {
+  bitmapAllocate(v4at12.cidr, v4at12.model.reserved, v4at12.model.allocations, 8);
+});
+Deno.bench("interval best-fit: /16 holding 625 allocations", { group: "/16", baseline: true }, () => {
+  Allocator.create(v4at16.model).allocate(8);
+});
+Deno.bench("bitmap baseline: /16 holding 625 allocations", { group: "/16" }, () => {
+  bitmapAllocate(v4at16.cidr, v4at16.model.reserved, v4at16.model.allocations, 8);
+});
+Deno.bench("interval best-fit: /8 holding 100,000 allocations", () => {
+  Allocator.create(v4at8.model).allocate(8);
+});
+Deno.bench("interval best-fit: IPv6 /64 holding 10,000 allocations", () => {
+  Allocator.create(v6at64.model).allocate(8);
+});
