@@ -1,13 +1,13 @@
 /**
  * The hook service: validates configuration, serves every implemented hook, and shuts down gracefully on
- * SIGTERM/SIGINT (not ready at once, keeps serving for the drain period, stops accepting, finishes in-flight
- * requests, exits 0).
+ * SIGTERM/SIGINT: not ready at once, keeps serving for the drain period, then answers new requests 503 while the
+ * requests in flight finish, closes the listener and exits 0.
  *
  * @module
  */
 import { HOOK_ROUTES } from "./hooks/mod.ts";
 import { loadConfig } from "./lib/config/mod.ts";
-import { createApp, type LogRecord } from "./lib/http/mod.ts";
+import { createApp, createInflightTracker, type LogRecord } from "./lib/http/mod.ts";
 
 function log(record: LogRecord): void {
   console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", ...record }));
@@ -30,6 +30,7 @@ const service = createApp({
   log,
 });
 
+const inflight = createInflightTracker();
 const server = Deno.serve({
   hostname: config.host,
   port: config.port,
@@ -40,7 +41,7 @@ const server = Deno.serve({
       routes: service.routes.length,
       clockOverride: config.clockOverride,
     }),
-}, service.app.fetch);
+}, inflight.wrap(service.app.fetch));
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -50,9 +51,10 @@ async function shutdown(signal: string): Promise<void> {
   log({ msg: "shutdown started", signal, drainSeconds: config.shutdownDrainSeconds });
   await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainSeconds * 1000));
   const timeout = setTimeout(() => {
-    log({ msg: "shutdown timed out with requests in flight" });
+    log({ msg: "shutdown timed out with requests in flight", inflight: inflight.count });
     Deno.exit(1);
   }, config.shutdownTimeoutSeconds * 1000);
+  await inflight.close();
   await server.shutdown();
   clearTimeout(timeout);
   log({ msg: "shutdown complete" });

@@ -70,3 +70,70 @@ Deno.test("hook service deployment", async (t) => {
     );
   });
 });
+
+Deno.test("Metacontroller controllers call routes the service serves", async (t) => {
+  const { HOOK_ROUTES } = await import("../hooks/mod.ts");
+  const { createTestApp } = await import("../lib/testing/mod.ts");
+  const { routes } = createTestApp(HOOK_ROUTES);
+  const controllers = objects.filter((o) => o.apiVersion === "metacontroller.k8s.io/v1alpha1");
+  const service = find("Service", "butler-hooks");
+  const base = `http://${service.metadata.name}.${service.metadata.namespace}`;
+  assert.ok(controllers.length >= 2);
+  for (const c of controllers) {
+    await t.step(`${c.kind} ${c.metadata.name}`, () => {
+      const hooks = Object.entries(c.spec.hooks as Record<string, Manifest>);
+      assert.ok(hooks.length > 0);
+      for (const [name, hook] of hooks) {
+        assert.equal(hook.version, "v2", `${name} uses hook version v2`);
+        const url: string = hook.webhook.url;
+        assert.ok(url.startsWith(base + "/"), `${url} goes to the hook Service`);
+        assert.ok(routes.includes(`POST ${url.slice(base.length)}`), `${url} is served`);
+      }
+      if (c.kind === "CompositeController") assert.equal(c.spec.generateSelector, true);
+    });
+  }
+  await t.step("every served hook route is called by some controller", () => {
+    const called = new Set(
+      controllers.flatMap((c) =>
+        Object.values(c.spec.hooks as Record<string, Manifest>).map((h) =>
+          `POST ${h.webhook.url.slice(base.length)}`
+        )
+      ),
+    );
+    for (const r of routes.filter((r) => r.startsWith("POST /hooks/"))) {
+      assert.ok(called.has(r), `${r} is wired`);
+    }
+  });
+});
+
+Deno.test("CRDs", async (t) => {
+  const crds = objects.filter((o) => o.kind === "CustomResourceDefinition");
+  const expected: Record<string, { shortNames: string[]; columns: string[]; scope: string }> = {
+    networkpools: {
+      shortNames: ["np"],
+      columns: ["CIDR", "Total", "Allocated", "Available", "Fragmentation", "Ready", "Age"],
+      scope: "Namespaced",
+    },
+    ipallocations: {
+      shortNames: ["ipa"],
+      columns: ["Pool", "Type", "Count", "Phase", "Range", "Age"],
+      scope: "Namespaced",
+    },
+  };
+  for (const [plural, want] of Object.entries(expected)) {
+    await t.step(plural, () => {
+      const crd = crds.find((c) => c.spec.names.plural === plural);
+      assert.ok(crd, `${plural} CRD`);
+      assert.equal(crd.metadata.name, `${plural}.butler.butlerlabs.dev`);
+      assert.equal(crd.spec.scope, want.scope);
+      assert.deepEqual(crd.spec.names.shortNames, want.shortNames);
+      assert.deepEqual(crd.spec.names.categories, ["butler"]);
+      const version = crd.spec.versions[0];
+      assert.equal(version.name, "v1alpha1");
+      assert.deepEqual(version.subresources, { status: {} });
+      assert.deepEqual(version.additionalPrinterColumns.map((c: Manifest) => c.name), want.columns);
+      const status = version.schema.openAPIV3Schema.properties.status;
+      assert.equal(status.properties.observedGeneration.type, "integer");
+    });
+  }
+});

@@ -1,5 +1,20 @@
 import { z } from "zod";
-import { KubeObject, objectKey } from "./object.ts";
+import { type KubeObject, objectKey } from "./object.ts";
+
+/**
+ * An object inside a map: identity checked here, everything else kept as sent. Maps can hold thousands of
+ * objects, and every hook reads the groups it uses through its own schema ({@linkcode readGroup}), so the
+ * envelope checks only what every hook relies on.
+ */
+const MapObject = z.looseObject({
+  apiVersion: z.string().min(1),
+  kind: z.string().min(1),
+  metadata: z.looseObject({
+    name: z.string().min(1),
+    namespace: z.string().optional(),
+    uid: z.string().optional(),
+  }),
+}) as unknown as z.ZodType<KubeObject>;
 
 /**
  * A Metacontroller object map: outer key `Kind.apiVersion`, inner key `namespace/name` (v2, namespaced) or
@@ -7,7 +22,7 @@ import { KubeObject, objectKey } from "./object.ts";
  */
 export const ObjectMap = z.record(
   z.string(),
-  z.record(z.string(), KubeObject).nullable().transform((group) => group ?? {}),
+  z.record(z.string(), MapObject).nullable().transform((group) => group ?? {}),
 );
 
 /** An object map as parsed by {@linkcode ObjectMap}. */

@@ -9,3 +9,4 @@ export * from "./bind.ts";
 export * from "./env.ts";
 export * from "./errors.ts";
 export * from "./metrics.ts";
+export * from "./inflight.ts";

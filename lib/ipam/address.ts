@@ -17,6 +17,10 @@ export interface Address {
   readonly value: bigint;
 }
 
+const OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
+/** Strict dotted quad: four decimal octets, no leading zeros, no shorthand. */
+const DOTTED_QUAD = new RegExp(`^${OCTET}\\.${OCTET}\\.${OCTET}\\.${OCTET}$`);
+
 function bytesToBigInt(bytes: readonly number[]): bigint {
   let v = 0n;
   for (const b of bytes) v = (v << 8n) | BigInt(b);
@@ -37,10 +41,11 @@ function bytesToBigInt(bytes: readonly number[]): bigint {
 export function parseAddress(text: string): Address | undefined {
   const s = text.trim();
   if (s !== text || s.includes("%")) return undefined;
-  if (ipaddr.IPv4.isValidFourPartDecimal(s)) {
-    const parts = s.split(".");
-    if (parts.some((p) => p.length > 1 && p.startsWith("0"))) return undefined;
-    return { family: 4, value: bytesToBigInt(parts.map(Number)) };
+  const quad = DOTTED_QUAD.exec(s);
+  if (quad) {
+    const value = Number(quad[1]) * 16777216 + Number(quad[2]) * 65536 + Number(quad[3]) * 256 +
+      Number(quad[4]);
+    return { family: 4, value: BigInt(value) };
   }
   if (s.includes(":") && ipaddr.IPv6.isValid(s)) {
     return { family: 6, value: bytesToBigInt(ipaddr.IPv6.parse(s).toByteArray()) };

@@ -1,0 +1,9 @@
+/**
+ * The NetworkPool DecoratorController: the single allocator. The pool's status is the ledger of grants.
+ *
+ * @module
+ */
+export * from "./schema.ts";
+export * from "./ledger.ts";
+export * from "./sync.ts";
+export * from "./routes.ts";

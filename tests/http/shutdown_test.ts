@@ -1,0 +1,105 @@
+/**
+ * Graceful shutdown of the real service (`main.ts` in a child process): on SIGTERM it turns not-ready, keeps
+ * serving for the drain period, finishes the request in flight, and exits 0. Also: a bad variable exits 1.
+ */
+import assert from "node:assert/strict";
+
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+
+function spawn(env: Record<string, string>) {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "--unstable-no-legacy-abort", "--allow-net", "--allow-env", MAIN],
+    env: { HOST: "127.0.0.1", PORT: "0", NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+async function readLines(stream: ReadableStream<Uint8Array>, lines: string[]): Promise<void> {
+  const decoder = new TextDecoder();
+  let buf = "";
+  for await (const chunk of stream) {
+    buf += decoder.decode(chunk, { stream: true });
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      lines.push(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+    }
+  }
+}
+
+async function waitFor<T>(what: string, f: () => T | undefined, ms = 15000): Promise<T> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const v = f();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+Deno.test("SIGTERM: not ready, in-flight request finished, exit 0", async () => {
+  const child = spawn({ SHUTDOWN_DRAIN_SECONDS: "1", SHUTDOWN_TIMEOUT_SECONDS: "10" });
+  const out: string[] = [];
+  const reading = Promise.all([readLines(child.stdout, out), child.stderr.cancel()]);
+  const port = await waitFor("listening", () => {
+    const line = out.find((l) => l.includes("listening on"));
+    return line ? JSON.parse(line).port as number : undefined;
+  });
+  const base = `http://127.0.0.1:${port}`;
+  assert.equal(await fetch(`${base}/readyz`).then(async (r) => (await r.body?.cancel(), r.status)), 200);
+
+  // A customize request whose body arrives in two halves, SIGTERM in between.
+  const body = JSON.stringify({
+    controller: {},
+    parent: {
+      apiVersion: "butler.butlerlabs.dev/v1alpha1",
+      kind: "NetworkPool",
+      metadata: { name: "lab-pool", namespace: "butler-system" },
+      spec: { cidr: "10.40.0.0/21" },
+    },
+  });
+  const half = Math.floor(body.length / 2);
+  let push!: (s: string | null) => void;
+  const stream = new ReadableStream<Uint8Array>({
+    start(ctrl) {
+      push = (s) => (s === null ? ctrl.close() : ctrl.enqueue(new TextEncoder().encode(s)));
+    },
+  });
+  const inflight = fetch(`${base}/hooks/networkpool/customize`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: stream,
+    duplex: "half",
+  } as RequestInit);
+  push(body.slice(0, half));
+  await new Promise((r) => setTimeout(r, 200));
+
+  child.kill("SIGTERM");
+  await waitFor("shutdown started", () => out.some((l) => l.includes("shutdown started")) || undefined);
+  const ready = await fetch(`${base}/readyz`);
+  await ready.body?.cancel();
+  assert.equal(ready.status, 503, "not ready while draining");
+
+  await new Promise((r) => setTimeout(r, 1300)); // past the drain: the listener is closing, the request is still open
+  push(body.slice(half));
+  push(null);
+  const res = await inflight;
+  assert.equal(res.status, 200, out.join("\n"));
+  assert.deepEqual((await res.json()).relatedResources[0].labelSelector, {
+    matchLabels: { "butler.butlerlabs.dev/network-pool": "lab-pool" },
+  });
+
+  const status = await child.status;
+  await reading;
+  assert.equal(status.code, 0);
+  assert.ok(out.some((l) => l.includes("shutdown complete")));
+  for (const line of out) JSON.parse(line); // every log line is JSON
+});
+
+Deno.test("a bad configuration value exits 1 naming the variable", async () => {
+  const child = spawn({ BODY_LIMIT_BYTES: "lots" });
+  const { code, stderr } = await child.output();
+  assert.equal(code, 1);
+  assert.match(new TextDecoder().decode(stderr), /BODY_LIMIT_BYTES must be an integer/);
+});

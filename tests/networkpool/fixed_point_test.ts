@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { HOOK_ROUTES } from "../../hooks/mod.ts";
+import { NOW_HEADER } from "../../lib/http/mod.ts";
+import { createTestApp, discoverGoldenCases } from "../../lib/testing/mod.ts";
+
+const { app } = createTestApp(HOOK_ROUTES);
+const root = new URL("../fixtures", import.meta.url).pathname;
+const cases = discoverGoldenCases(root).filter((c) =>
+  (c.kind === "networkpool" || c.kind === "ipallocation") && c.hook === "sync"
+);
+
+async function post(route: string, body: unknown, now: string) {
+  const res = await app.request(route, {
+    method: "POST",
+    headers: { "content-type": "application/json", [NOW_HEADER]: now },
+    body: JSON.stringify(body),
+  });
+  assert.equal(res.status, 200);
+  return await res.json();
+}
+
+Deno.test("decorator hooks are fixed points: their status fed back gives the same answer, an hour later", async (t) => {
+  assert.ok(cases.length >= 10);
+  for (const c of cases) {
+    await t.step(`${c.kind}/${c.name}`, async () => {
+      const request = JSON.parse(Deno.readTextFileSync(`${c.dir}/request.json`));
+      const first = JSON.parse(Deno.readTextFileSync(`${c.dir}/response.json`));
+      request.object.status = first.status;
+      if (first.labels) {
+        request.object.metadata.labels = { ...request.object.metadata.labels, ...first.labels };
+      }
+      const second = await post(c.route, request, "2026-11-21T10:00:00Z");
+      assert.deepStrictEqual(second, first);
+    });
+  }
+});
