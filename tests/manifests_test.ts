@@ -119,6 +119,16 @@ Deno.test("CRDs", async (t) => {
       columns: ["Pool", "Type", "Count", "Phase", "Range", "Age"],
       scope: "Namespaced",
     },
+    providerconfigs: {
+      shortNames: ["pc"],
+      columns: ["Provider", "Scope", "Ready", "Validated", "Age"],
+      scope: "Namespaced",
+    },
+    tenantclusters: {
+      shortNames: ["tc"],
+      columns: ["Version", "Workers", "Environment", "Phase", "LB IPs", "Age"],
+      scope: "Namespaced",
+    },
   };
   for (const [plural, want] of Object.entries(expected)) {
     await t.step(plural, () => {

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { NOW_HEADER } from "../../lib/http/mod.ts";
-import { createTestApp, discoverGoldenCases } from "../../lib/testing/mod.ts";
+import { HOOK_ROUTES } from "../hooks/mod.ts";
+import { NOW_HEADER } from "../lib/http/mod.ts";
+import { createTestApp, discoverGoldenCases } from "../lib/testing/mod.ts";
 
 const { app } = createTestApp(HOOK_ROUTES);
-const root = new URL("../fixtures", import.meta.url).pathname;
+const root = new URL("./fixtures", import.meta.url).pathname;
 const cases = discoverGoldenCases(root).filter((c) =>
-  (c.kind === "networkpool" || c.kind === "ipallocation") && c.hook === "sync"
+  ["networkpool", "ipallocation", "providerconfig"].includes(c.kind) && c.hook === "sync"
 );
 
 async function post(route: string, body: unknown, now: string) {
@@ -20,7 +20,7 @@ async function post(route: string, body: unknown, now: string) {
 }
 
 Deno.test("decorator hooks are fixed points: their status fed back gives the same answer, an hour later", async (t) => {
-  assert.ok(cases.length >= 10);
+  assert.ok(cases.length >= 30);
   for (const c of cases) {
     await t.step(`${c.kind}/${c.name}`, async () => {
       const request = JSON.parse(Deno.readTextFileSync(`${c.dir}/request.json`));

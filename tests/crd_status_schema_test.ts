@@ -3,10 +3,10 @@
  * the fixed point. Every status field a golden response writes must be declared in the CRD.
  */
 import assert from "node:assert/strict";
-import { discoverGoldenCases, loadKustomization, type Manifest } from "../../lib/testing/mod.ts";
+import { discoverGoldenCases, loadKustomization, type Manifest } from "../lib/testing/mod.ts";
 
-const objects = loadKustomization(new URL("../../manifests", import.meta.url).pathname);
-const root = new URL("../fixtures", import.meta.url).pathname;
+const objects = loadKustomization(new URL("../manifests", import.meta.url).pathname);
+const root = new URL("./fixtures", import.meta.url).pathname;
 
 function undeclared(value: unknown, schema: Manifest | undefined, path: string): string[] {
   if (!schema) return [path];
@@ -20,7 +20,13 @@ function undeclared(value: unknown, schema: Manifest | undefined, path: string):
   return [];
 }
 
-for (const [kind, plural] of [["networkpool", "networkpools"], ["ipallocation", "ipallocations"]] as const) {
+for (
+  const [kind, plural] of [
+    ["networkpool", "networkpools"],
+    ["ipallocation", "ipallocations"],
+    ["providerconfig", "providerconfigs"],
+  ] as const
+) {
   Deno.test(`${kind}: every status field written is declared in the CRD`, () => {
     const crd = objects.find((o) => o.kind === "CustomResourceDefinition" && o.spec.names.plural === plural)!;
     const schema = crd.spec.versions[0].schema.openAPIV3Schema.properties.status;

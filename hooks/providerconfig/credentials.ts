@@ -1,0 +1,50 @@
+import type { Provider } from "./schema.ts";
+
+/**
+ * The keys each provider's credentials Secret must hold: any one alternative, complete, is enough (Proxmox
+ * takes a username and password, or a token).
+ */
+export const REQUIRED_KEYS: Readonly<Record<Provider, readonly (readonly string[])[]>> = {
+  harvester: [["kubeconfig"]],
+  nutanix: [["username", "password"]],
+  proxmox: [["username", "password"], ["token"]],
+  azure: [["tenantID", "clientID", "clientSecret", "subscriptionID"]],
+  aws: [["accessKeyID", "secretAccessKey"]],
+  gcp: [["serviceAccountKey"]],
+};
+
+/** The result of checking a Secret: never any of its values, only which keys are missing. */
+export type CredentialCheck =
+  | { ok: true }
+  | { ok: false; reason: "SecretNotFound" | "MissingKeys"; message: string };
+
+/**
+ * Checks that a Secret holds the keys a provider needs, looking only at key names and whether each value is
+ * non-empty. Values are never decoded, copied or returned.
+ */
+export function checkCredentials(
+  provider: Provider,
+  secretRef: { namespace: string; name: string },
+  secret: { data?: unknown } | undefined,
+): CredentialCheck {
+  if (!secret) {
+    return {
+      ok: false,
+      reason: "SecretNotFound",
+      message: `credentials secret ${secretRef.namespace}/${secretRef.name} not found`,
+    };
+  }
+  const data = secret.data !== null && typeof secret.data === "object"
+    ? secret.data as Record<string, unknown>
+    : {};
+  const present = (k: string) => typeof data[k] === "string" && data[k] !== "";
+  const missing = REQUIRED_KEYS[provider].map((keys) => keys.filter((k) => !present(k)));
+  if (missing.some((m) => m.length === 0)) return { ok: true };
+  const [first, ...others] = missing;
+  const alternatives = others.map((m) => ` (or [${m.join(" ")}])`).join("");
+  return {
+    ok: false,
+    reason: "MissingKeys",
+    message: `secret missing required keys: [${first!.join(" ")}]${alternatives}`,
+  };
+}

@@ -1,0 +1,11 @@
+/**
+ * The ProviderConfig DecoratorController: admission rules (shared with the CRD's CEL), credentials check,
+ * readiness, pool capacity, and the delete guard.
+ *
+ * @module
+ */
+export * from "./schema.ts";
+export * from "./rules.ts";
+export * from "./credentials.ts";
+export * from "./sync.ts";
+export * from "./routes.ts";

@@ -1,0 +1,61 @@
+import { z } from "zod";
+
+/** The six provider types. */
+export const PROVIDERS = ["harvester", "nutanix", "proxmox", "azure", "aws", "gcp"] as const;
+/** A provider type. */
+export type Provider = (typeof PROVIDERS)[number];
+/** Providers whose own cloud assigns addresses: IPAM mode is forbidden for them. */
+export const CLOUD_PROVIDERS: readonly Provider[] = ["azure", "aws", "gcp"];
+
+const section = z.record(z.string(), z.unknown());
+
+/**
+ * `ProviderConfig.spec` as the hook reads it. Provider sections are kept as plain maps: the admission rules
+ * ({@link ./rules.ts}) say what they must hold, so a missing field is reported by rule, not by shape.
+ */
+export const ProviderConfigSpec = z.looseObject({
+  provider: z.enum(PROVIDERS),
+  credentialsRef: z.looseObject({
+    name: z.string().min(1),
+    namespace: z.string().optional(),
+    key: z.string().optional(),
+  }),
+  harvester: section.optional(),
+  nutanix: section.optional(),
+  proxmox: section.optional(),
+  azure: section.optional(),
+  aws: section.optional(),
+  gcp: section.optional(),
+  scope: z.looseObject({
+    type: z.enum(["platform", "team"]).optional(),
+    teamRef: z.looseObject({ name: z.string().optional() }).optional(),
+  }).optional(),
+  network: z.looseObject({
+    mode: z.enum(["ipam", "cloud"]).optional(),
+    poolRefs: z.array(z.looseObject({ name: z.string().min(1), priority: z.number().int().optional() }))
+      .optional(),
+    subnet: z.string().optional(),
+    gateway: z.string().optional(),
+    dnsServers: z.array(z.string()).optional(),
+    loadBalancer: z.looseObject({
+      defaultPoolSize: z.number().int().min(1).optional(),
+      allocationMode: z.enum(["static", "elastic"]).optional(),
+      initialPoolSize: z.number().int().min(1).optional(),
+      growthIncrement: z.number().int().min(1).optional(),
+    }).optional(),
+    quotaPerTenant: z.looseObject({
+      maxNodeIPs: z.number().int().min(1).optional(),
+      maxLoadBalancerIPs: z.number().int().min(1).optional(),
+    }).optional(),
+  }).optional(),
+  limits: z.looseObject({
+    maxClustersPerTeam: z.number().int().min(1).optional(),
+    maxNodesPerTeam: z.number().int().min(1).optional(),
+  }).optional(),
+});
+
+/** A ProviderConfig's spec. */
+export type ProviderConfigSpec = z.infer<typeof ProviderConfigSpec>;
+
+/** Seed defaults of `spec.network.loadBalancer`. */
+export const LB_DEFAULTS = { defaultPoolSize: 8, initialPoolSize: 2, growthIncrement: 2 } as const;

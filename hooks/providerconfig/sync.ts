@@ -1,0 +1,288 @@
+import { API_VERSION, KINDS, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
+import { type ConditionInput, conditions, listNames, PreviousConditions } from "../../lib/conditions/mod.ts";
+import {
+  type CustomizeRequest,
+  type CustomizeResponse,
+  type DecoratorRequest,
+  type DecoratorResponse,
+  formatPath,
+  groupKey,
+  type RelatedResourceRule,
+} from "../../lib/contract/mod.ts";
+import type { HookContext } from "../../lib/hook/mod.ts";
+import { formatTime } from "../../lib/time/mod.ts";
+import { DEFAULT_NODES_PER_TENANT } from "../networkpool/schema.ts";
+import { checkCredentials, type CredentialCheck } from "./credentials.ts";
+import { formatFieldError, validateProviderConfig } from "./rules.ts";
+import { CLOUD_PROVIDERS, LB_DEFAULTS, ProviderConfigSpec } from "./schema.ts";
+
+const SECRET = { apiVersion: "v1", kind: "Secret" } as const;
+
+function secretRefOf(pc: { metadata: { namespace?: string | undefined } }, spec: ProviderConfigSpec) {
+  return {
+    namespace: spec.credentialsRef.namespace ?? pc.metadata.namespace ?? "",
+    name: spec.credentialsRef.name,
+  };
+}
+
+/**
+ * The ProviderConfig customize hook: its credentials Secret, the NetworkPools in `poolRefs` (in the
+ * ProviderConfig's namespace), and every TenantCluster (to know which reference it).
+ */
+export function customizeProviderConfig(request: CustomizeRequest): CustomizeResponse {
+  const pc = request.parent;
+  const rules: RelatedResourceRule[] = [{ apiVersion: API_VERSION, resource: "tenantclusters" }];
+  const parsed = ProviderConfigSpec.safeParse(pc.spec);
+  if (!parsed.success) return { relatedResources: rules };
+  const ref = secretRefOf(pc, parsed.data);
+  const pools = [...new Set((parsed.data.network?.poolRefs ?? []).map((p) => p.name))].sort();
+  return {
+    relatedResources: [
+      { apiVersion: "v1", resource: "secrets", namespace: ref.namespace, names: [ref.name] },
+      ...(pools.length
+        ? [{
+          apiVersion: API_VERSION,
+          resource: "networkpools",
+          namespace: pc.metadata.namespace ?? "",
+          names: pools,
+        }]
+        : []),
+      ...rules,
+    ],
+  };
+}
+
+/** How many addresses one tenant takes from the pools, as the TenantCluster controller would ask for them. */
+export interface TenantFootprint {
+  readonly nodeIPs: number;
+  readonly lbIPs: number;
+}
+
+/**
+ * Node IPs per tenant: `tenantAllocation.defaults.nodesPerTenant` of the first existing pool in priority order
+ * (else 5); LB IPs: `defaultPoolSize` (static, else 8) or `initialPoolSize` (elastic, else 2). Each clamped to
+ * `quotaPerTenant`, as the TenantCluster controller clamps them.
+ */
+export function tenantFootprint(
+  spec: ProviderConfigSpec,
+  firstPoolNodesPerTenant: number | undefined,
+): TenantFootprint {
+  const lb = spec.network?.loadBalancer;
+  const quota = spec.network?.quotaPerTenant;
+  const lbWanted = lb?.allocationMode === "elastic"
+    ? lb.initialPoolSize ?? LB_DEFAULTS.initialPoolSize
+    : lb?.defaultPoolSize ?? LB_DEFAULTS.defaultPoolSize;
+  const nodeWanted = firstPoolNodesPerTenant ?? DEFAULT_NODES_PER_TENANT;
+  return {
+    nodeIPs: Math.min(nodeWanted, quota?.maxNodeIPs ?? nodeWanted),
+    lbIPs: Math.min(lbWanted, quota?.maxLoadBalancerIPs ?? lbWanted),
+  };
+}
+
+interface PoolView {
+  name: string;
+  priority: number;
+  availableIPs: number;
+  nodesPerTenant?: number;
+}
+
+function poolsOf(
+  request: DecoratorRequest,
+  spec: ProviderConfigSpec,
+): { found: PoolView[]; missing: string[] } {
+  const ns = request.object.metadata.namespace ?? "";
+  const group = request.related[groupKey(KINDS.NetworkPool)] ?? {};
+  const refs = (spec.network?.poolRefs ?? []).map((r, i) => ({ ...r, i }))
+    .sort((a, b) => (a.priority ?? 0) - (b.priority ?? 0) || a.i - b.i);
+  const found: PoolView[] = [];
+  const missing: string[] = [];
+  for (const ref of refs) {
+    const pool = group[`${ns}/${ref.name}`] as
+      | {
+        status?: { availableIPs?: unknown };
+        spec?: { tenantAllocation?: { defaults?: { nodesPerTenant?: unknown } } };
+      }
+      | undefined;
+    if (!pool) {
+      missing.push(ref.name);
+      continue;
+    }
+    const available = pool.status?.availableIPs;
+    const nodes = pool.spec?.tenantAllocation?.defaults?.nodesPerTenant;
+    found.push({
+      name: ref.name,
+      priority: ref.priority ?? 0,
+      availableIPs: typeof available === "number" && available > 0 ? Math.floor(available) : 0,
+      ...(typeof nodes === "number" && nodes >= 1 ? { nodesPerTenant: nodes } : {}),
+    });
+  }
+  return { found, missing };
+}
+
+/** TenantClusters whose `spec.providerConfigRef` names this ProviderConfig (namespace default butler-system). */
+function referencingClusters(request: DecoratorRequest): string[] {
+  const pc = request.object.metadata;
+  const group = request.related[groupKey(KINDS.TenantCluster)] ?? {};
+  return Object.entries(group).flatMap(([key, tc]) => {
+    const ref = (tc as { spec?: { providerConfigRef?: { name?: unknown; namespace?: unknown } } }).spec
+      ?.providerConfigRef;
+    const ns = typeof ref?.namespace === "string" && ref.namespace ? ref.namespace : SYSTEM_NAMESPACE;
+    return ref?.name === pc.name && ns === pc.namespace ? [key] : [];
+  }).sort();
+}
+
+/**
+ * The ProviderConfig sync and finalize hook. A pure hook cannot reach Harvester or AWS: `ready` means the
+ * configuration passes every admission rule, the credentials Secret holds the keys its provider needs, and, in
+ * IPAM mode, at least one referenced pool has room. `providerVersion` stays unset. Secret values are never
+ * read beyond "present and non-empty", and never written anywhere.
+ */
+export function syncProviderConfig(request: DecoratorRequest, context: HookContext): DecoratorResponse {
+  const pc = request.object;
+  const generation = pc.metadata.generation;
+  const prev = (pc.status ?? {}) as Record<string, unknown>;
+  const previous = PreviousConditions.parse(prev.conditions);
+  const parsed = ProviderConfigSpec.safeParse(pc.spec);
+  const configErrors = parsed.success
+    ? validateProviderConfig(pc.spec).map(formatFieldError)
+    : parsed.error.issues.map((i) => `${formatPath(["spec", ...i.path])}: ${i.message}`);
+
+  let credentials: CredentialCheck = { ok: false, reason: "SecretNotFound", message: "spec cannot be read" };
+  let capacity: { availableIPs: number; estimatedTenants: number } | undefined;
+  let poolCondition: ConditionInput | undefined;
+
+  if (parsed.success) {
+    const spec = parsed.data;
+    const ref = secretRefOf(pc, spec);
+    credentials = checkCredentials(
+      spec.provider,
+      ref,
+      request.related[groupKey(SECRET)]?.[`${ref.namespace}/${ref.name}`] as { data?: unknown } | undefined,
+    );
+    if (spec.network?.mode === "ipam" && !CLOUD_PROVIDERS.includes(spec.provider)) {
+      const { found, missing } = poolsOf(request, spec);
+      const available = found.reduce((n, p) => n + p.availableIPs, 0);
+      const footprint = tenantFootprint(spec, found[0]?.nodesPerTenant);
+      capacity = {
+        availableIPs: available,
+        estimatedTenants: Math.floor(available / (footprint.nodeIPs + footprint.lbIPs)),
+      };
+      poolCondition = !spec.network.poolRefs?.length
+        ? {
+          type: "PoolAvailable",
+          status: "False",
+          reason: "ValidationFailed",
+          message: "network.mode is 'ipam' but no poolRefs configured",
+        }
+        : !found.length
+        ? {
+          type: "PoolAvailable",
+          status: "False",
+          reason: "PoolNotFound",
+          message: `none of the configured pools exist in namespace ${pc.metadata.namespace}: ${
+            listNames(missing)
+          }`,
+        }
+        : available > 0
+        ? {
+          type: "PoolAvailable",
+          status: "True",
+          reason: "PoolAvailable",
+          message: `${available} IPs available (~${capacity.estimatedTenants} tenants)${
+            missing.length ? `; missing pools: ${listNames(missing)}` : ""
+          }`,
+        }
+        : {
+          type: "PoolAvailable",
+          status: "False",
+          reason: "PoolExhausted",
+          message: "all configured pools are exhausted",
+        };
+    }
+  }
+
+  const configOk = configErrors.length === 0;
+  const credentialsMessage = credentials.ok ? "credentials validated" : credentials.message;
+  const validated = configOk && credentials.ok;
+  const poolsOk = poolCondition === undefined || poolCondition.status === "True";
+  const ready = validated && poolsOk;
+  const lastValidationTime = validated
+    ? (prev.validated === true && typeof prev.lastValidationTime === "string"
+      ? prev.lastValidationTime
+      : formatTime(context.now))
+    : typeof prev.lastValidationTime === "string"
+    ? prev.lastValidationTime
+    : undefined;
+
+  const blocking = request.finalizing ? referencingClusters(request) : [];
+  const readyCondition: ConditionInput = blocking.length
+    ? {
+      type: "Ready",
+      status: "False",
+      reason: "DeletionBlocked",
+      message: blocking.length === 1
+        ? `cannot delete ProviderConfig "${pc.metadata.name}": TenantCluster ${
+          blocking[0]
+        } still references it`
+        : `cannot delete ProviderConfig "${pc.metadata.name}": TenantClusters ${
+          listNames(blocking)
+        } still reference it`,
+    }
+    : !configOk
+    ? { type: "Ready", status: "False", reason: "ValidationFailed", message: configErrors.join("; ") }
+    : !credentials.ok
+    ? { type: "Ready", status: "False", reason: "CredentialsInvalid", message: credentialsMessage }
+    : !poolsOk && poolCondition
+    ? { type: "Ready", status: "False", reason: poolCondition.reason, message: poolCondition.message }
+    : {
+      type: "Ready",
+      status: "True",
+      reason: "Ready",
+      message: "configuration and credentials are complete" +
+        (capacity ? " and a referenced pool has room" : ""),
+    };
+
+  const conds = conditions(
+    [
+      readyCondition,
+      configOk && credentials.ok
+        ? {
+          type: "Validated",
+          status: "True",
+          reason: "ValidationSucceeded",
+          message: "configuration and credentials validated",
+        }
+        : {
+          type: "Validated",
+          status: "False",
+          reason: configOk ? "CredentialsInvalid" : "ValidationFailed",
+          message: configOk ? credentialsMessage : configErrors.join("; "),
+        },
+      credentials.ok
+        ? { type: "CredentialsValid", status: "True", reason: "Ready", message: "credentials validated" }
+        : {
+          type: "CredentialsValid",
+          status: "False",
+          reason: "CredentialsInvalid",
+          message: credentials.message,
+        },
+      ...(poolCondition ? [poolCondition] : []),
+    ],
+    previous,
+    context.now,
+    generation,
+  );
+
+  return {
+    status: {
+      observedGeneration: generation,
+      ready,
+      validated,
+      ...(lastValidationTime ? { lastValidationTime } : {}),
+      ...(capacity ? { capacity } : {}),
+      conditions: conds,
+    },
+    attachments: [],
+    ...(request.finalizing ? { finalized: blocking.length === 0 } : {}),
+  };
+}
