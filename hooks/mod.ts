@@ -7,10 +7,12 @@ import type { RouteRegistrar } from "../lib/http/mod.ts";
 import { registerIPAllocationRoutes } from "./ipallocation/mod.ts";
 import { registerNetworkPoolRoutes } from "./networkpool/mod.ts";
 import { registerProviderConfigRoutes } from "./providerconfig/mod.ts";
+import { registerTeamRoutes } from "./team/mod.ts";
 
 /** The registrars of all implemented hooks, in the order their routes are added. */
 export const HOOK_ROUTES: readonly RouteRegistrar[] = [
   registerNetworkPoolRoutes,
   registerIPAllocationRoutes,
   registerProviderConfigRoutes,
+  registerTeamRoutes,
 ];

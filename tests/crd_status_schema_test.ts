@@ -25,6 +25,7 @@ for (
     ["networkpool", "networkpools"],
     ["ipallocation", "ipallocations"],
     ["providerconfig", "providerconfigs"],
+    ["team", "teams"],
   ] as const
 ) {
   Deno.test(`${kind}: every status field written is declared in the CRD`, () => {

@@ -124,6 +124,11 @@ Deno.test("CRDs", async (t) => {
       columns: ["Provider", "Scope", "Ready", "Validated", "Age"],
       scope: "Namespaced",
     },
+    teams: {
+      shortNames: ["tm"],
+      columns: ["Display Name", "Phase", "Namespace", "Clusters", "Quota", "Age"],
+      scope: "Cluster",
+    },
     tenantclusters: {
       shortNames: ["tc"],
       columns: ["Version", "Workers", "Environment", "Phase", "LB IPs", "Age"],

@@ -126,3 +126,39 @@ export function buildObject<T extends Record<string, unknown>>(
 export function toGroup(objects: readonly KubeObject[]): Record<string, KubeObject> {
   return Object.fromEntries(objects.map((o) => [objectKey(o), o]));
 }
+
+/** Metadata the API server owns; never part of a desired object. */
+const SERVER_METADATA = [
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "managedFields",
+  "selfLink",
+  "ownerReferences",
+  "finalizers",
+] as const;
+const LAST_APPLIED = "metacontroller.k8s.io/last-applied-configuration";
+
+/**
+ * The observed children of the given types, as desired objects: unchanged except for status and what the API
+ * server or Metacontroller own. Returning these keeps every child as it is, which is what a hook must do when it
+ * cannot understand its parent (returning fewer children deletes them).
+ */
+export function keepObserved(map: ObjectMap, types: readonly TypeRef[]): KubeObject[] {
+  return types.flatMap((type) =>
+    Object.keys(map[groupKey(type)] ?? {}).sort().map((key) => {
+      const { status: _status, metadata, ...rest } = map[groupKey(type)]![key]!;
+      const meta: Record<string, unknown> = { ...metadata };
+      for (const k of SERVER_METADATA) delete meta[k];
+      if (meta.annotations && typeof meta.annotations === "object") {
+        const { [LAST_APPLIED]: _last, ...annotations } = meta.annotations as Record<string, string>;
+        meta.annotations = annotations;
+        if (!Object.keys(annotations).length) delete meta.annotations;
+      }
+      return { ...rest, metadata: meta } as KubeObject;
+    })
+  );
+}

@@ -6,7 +6,7 @@ import { createTestApp, discoverGoldenCases } from "../lib/testing/mod.ts";
 const { app } = createTestApp(HOOK_ROUTES);
 const root = new URL("./fixtures", import.meta.url).pathname;
 const cases = discoverGoldenCases(root).filter((c) =>
-  ["networkpool", "ipallocation", "providerconfig"].includes(c.kind) && c.hook === "sync"
+  ["networkpool", "ipallocation", "providerconfig", "team"].includes(c.kind) && c.hook === "sync"
 );
 
 async function post(route: string, body: unknown, now: string) {
@@ -19,16 +19,15 @@ async function post(route: string, body: unknown, now: string) {
   return await res.json();
 }
 
-Deno.test("decorator hooks are fixed points: their status fed back gives the same answer, an hour later", async (t) => {
+Deno.test("hooks are fixed points: their status (and labels) fed back give the same answer, an hour later", async (t) => {
   assert.ok(cases.length >= 30);
   for (const c of cases) {
     await t.step(`${c.kind}/${c.name}`, async () => {
       const request = JSON.parse(Deno.readTextFileSync(`${c.dir}/request.json`));
       const first = JSON.parse(Deno.readTextFileSync(`${c.dir}/response.json`));
-      request.object.status = first.status;
-      if (first.labels) {
-        request.object.metadata.labels = { ...request.object.metadata.labels, ...first.labels };
-      }
+      const parent = request.object ?? request.parent;
+      parent.status = first.status;
+      if (first.labels) parent.metadata.labels = { ...parent.metadata.labels, ...first.labels };
       const second = await post(c.route, request, "2026-11-21T10:00:00Z");
       assert.deepStrictEqual(second, first);
     });

@@ -1,0 +1,118 @@
+import { z } from "zod";
+
+/** Team roles, lowest first. */
+export const ROLES = ["viewer", "operator", "admin"] as const;
+/** A team role. */
+export type Role = (typeof ROLES)[number];
+
+const Quantity = z.union([z.string(), z.number()]);
+const Count = z.number().int().min(0);
+
+/** `TeamAccess`: users and groups, each with a role (default viewer). */
+export const TeamAccess = z.looseObject({
+  users: z.array(z.looseObject({ name: z.string().min(1), role: z.enum(ROLES).optional() })).optional(),
+  groups: z.array(z.looseObject({
+    name: z.string().min(1),
+    role: z.enum(ROLES).optional(),
+    identityProvider: z.string().optional(),
+  })).optional(),
+});
+/** Team access. */
+export type TeamAccess = z.infer<typeof TeamAccess>;
+
+/** `ClusterDefaults`. */
+export const ClusterDefaultsSchema = z.looseObject({
+  kubernetesVersion: z.string().optional(),
+  workerCount: z.number().int().min(1).optional(),
+  workerCPU: Quantity.optional(),
+  workerMemoryGi: z.number().int().min(1).optional(),
+  workerDiskGi: z.number().int().min(1).optional(),
+  defaultAddons: z.array(z.string()).optional(),
+});
+
+/** `TeamResourceLimits`. */
+export const ResourceLimits = z.looseObject({
+  maxClusters: Count.optional(),
+  maxNodesPerCluster: Count.optional(),
+  maxTotalNodes: Count.optional(),
+  maxCPUCores: Quantity.optional(),
+  maxMemory: Quantity.optional(),
+  maxStorage: Quantity.optional(),
+  defaultNodeCount: z.number().int().min(1).optional(),
+  defaultCPUPerNode: Quantity.optional(),
+  defaultMemoryPerNode: Quantity.optional(),
+  allowedKubernetesVersions: z.array(z.string()).optional(),
+  allowedProviders: z.array(z.string()).optional(),
+  allowedAddons: z.array(z.string()).optional(),
+  deniedAddons: z.array(z.string()).optional(),
+});
+/** Team resource limits. */
+export type ResourceLimits = z.infer<typeof ResourceLimits>;
+
+/** Environment names are label values: alphanumeric anchors, `-_.` inside, at most 63 characters. */
+export const ENVIRONMENT_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/** `EnvironmentSpec`. */
+export const EnvironmentSpec = z.looseObject({
+  name: z.string().min(1).max(63).regex(ENVIRONMENT_NAME),
+  description: z.string().optional(),
+  limits: z.looseObject({ maxClusters: Count.optional(), maxClustersPerMember: Count.optional() }).optional(),
+  access: TeamAccess.optional(),
+  clusterDefaults: ClusterDefaultsSchema.optional(),
+});
+/** An environment. */
+export type EnvironmentSpec = z.infer<typeof EnvironmentSpec>;
+
+const ObjectName = z.string().min(1).max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+
+/** Capsule-style quotas placed in the team namespace: named ResourceQuota and LimitRange specs. */
+export const NamespaceQuota = z.looseObject({
+  resourceQuotas: z.array(z.looseObject({ name: ObjectName, spec: z.record(z.string(), z.unknown()) }))
+    .optional(),
+  limitRanges: z.array(z.looseObject({ name: ObjectName, spec: z.record(z.string(), z.unknown()) }))
+    .optional(),
+});
+
+/** `Team.spec`. */
+export const TeamSpec = z.looseObject({
+  displayName: z.string().optional(),
+  description: z.string().optional(),
+  access: TeamAccess,
+  resourceLimits: ResourceLimits.optional(),
+  providerConfigRef: z.looseObject({ name: z.string().min(1) }).optional(),
+  clusterDefaults: ClusterDefaultsSchema.optional(),
+  environments: z.array(EnvironmentSpec).optional(),
+  namespaceQuota: NamespaceQuota.optional(),
+});
+/** A Team's spec. */
+export type TeamSpec = z.infer<typeof TeamSpec>;
+
+/** The TenantCluster fields the Team reads. */
+export const ObservedCluster = z.looseObject({
+  metadata: z.looseObject({
+    name: z.string(),
+    namespace: z.string().optional(),
+    deletionTimestamp: z.string().nullable().optional(),
+    labels: z.record(z.string(), z.string()).nullable().optional(),
+    annotations: z.record(z.string(), z.string()).nullable().optional(),
+  }),
+  spec: z.looseObject({
+    kubernetesVersion: z.string().optional(),
+    workers: z.looseObject({
+      replicas: z.number().int().optional(),
+      machineTemplate: z.looseObject({
+        cpu: Quantity.optional(),
+        memory: Quantity.optional(),
+        diskSize: Quantity.optional(),
+      }).optional(),
+    }).optional(),
+    addons: z.array(z.looseObject({ name: z.string() })).optional(),
+  }).optional(),
+});
+/** A TenantCluster as the Team sees it. */
+export type ObservedCluster = z.infer<typeof ObservedCluster>;
+
+/** The namespace of a team. */
+export function teamNamespace(team: string): string {
+  return `team-${team}`;
+}

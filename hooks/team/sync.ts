@@ -1,0 +1,189 @@
+import { API_VERSION, KINDS } from "../../lib/butler/mod.ts";
+import { type ConditionInput, conditions, PreviousConditions } from "../../lib/conditions/mod.ts";
+import {
+  type CompositeRequest,
+  type CompositeResponse,
+  type CustomizeRequest,
+  type CustomizeResponse,
+  formatPath,
+  groupKey,
+  keepObserved,
+  type KubeObject,
+  readGroup,
+} from "../../lib/contract/mod.ts";
+import type { HookContext } from "../../lib/hook/mod.ts";
+import { effectiveAccess, type SubjectAccess } from "./access.ts";
+import { CHILD_TYPES, desiredChildren } from "./rbac.ts";
+import { ObservedCluster, teamNamespace, TeamSpec } from "./schema.ts";
+import { computeUsage } from "./usage.ts";
+
+/** The Team customize hook: the TenantClusters in the team namespace. */
+export function customizeTeam(request: CustomizeRequest): CustomizeResponse {
+  return {
+    relatedResources: [{
+      apiVersion: API_VERSION,
+      resource: "tenantclusters",
+      namespace: teamNamespace(request.parent.metadata.name),
+    }],
+  };
+}
+
+const ALL_CHILD_TYPES = Object.values(CHILD_TYPES);
+
+function observedKeys(children: CompositeRequest["children"], objects: readonly KubeObject[]): string[] {
+  return objects.filter((o) => {
+    const key = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+    return !children[groupKey(o)]?.[key];
+  }).map((o) => `${o.kind} ${o.metadata.name}`);
+}
+
+function accessTable(subjects: readonly SubjectAccess[]) {
+  return subjects.map((s) => ({
+    kind: s.kind,
+    name: s.name,
+    role: s.teamRole,
+    ...(Object.keys(s.environments).length ? { environments: s.environments } : {}),
+  }));
+}
+
+/**
+ * The Team sync and finalize hook (CompositeController). Children: the `team-{name}` Namespace, a RoleBinding per
+ * user and group bound to the highest role it has in the team or any environment, the per-team ClusterRoles and
+ * ClusterRoleBindings for reading and (admins) updating the Team, and the `namespaceQuota` ResourceQuotas and
+ * LimitRanges. Status: phase, conditions, usage and quota. A spec it cannot honour keeps every child as it is.
+ * Finalize returns no children, so the namespace goes (taking its TenantClusters with it), and finishes once the
+ * namespace is gone.
+ */
+export function syncTeam(request: CompositeRequest, context: HookContext): CompositeResponse {
+  const team = request.parent;
+  const name = team.metadata.name;
+  const ns = teamNamespace(name);
+  const previous = PreviousConditions.parse(
+    (team.status as { conditions?: unknown } | undefined)?.conditions,
+  );
+  const namespaceObserved = Boolean(request.children[groupKey(CHILD_TYPES.Namespace)]?.[ns]);
+  const clusters = readGroup(request.related, KINDS.TenantCluster, ObservedCluster)
+    .filter((e) => e.ok && e.key.startsWith(`${ns}/`))
+    .map((e) => (e as { value: ObservedCluster }).value);
+
+  if (request.finalizing) {
+    return {
+      status: {
+        phase: "Terminating",
+        namespace: ns,
+        conditions: conditions(
+          [{
+            type: "Ready",
+            status: "False",
+            reason: "Terminating",
+            message: namespaceObserved
+              ? `deleting namespace ${ns} and the TenantClusters in it`
+              : `namespace ${ns} is gone`,
+          }],
+          previous,
+          context.now,
+        ),
+      },
+      children: [],
+      finalized: !namespaceObserved,
+    };
+  }
+
+  const parsed = TeamSpec.safeParse(team.spec);
+  const access = parsed.success ? effectiveAccess(parsed.data) : undefined;
+  const problems = !parsed.success
+    ? parsed.error.issues.map((i) => `${formatPath(["spec", ...i.path])}: ${i.message}`)
+    : access && !access.ok
+    ? access.problems
+    : ns.length > 63
+    ? [`namespace name ${ns} is longer than 63 characters; Team names must be at most 58 characters`]
+    : [];
+
+  if (problems.length || !parsed.success || !access?.ok) {
+    const usage = parsed.success ? computeUsage(parsed.data, clusters) : undefined;
+    return {
+      status: {
+        phase: "Failed",
+        namespace: ns,
+        ...(usage ?? {}),
+        conditions: conditions(
+          [{
+            type: "Ready",
+            status: "False",
+            reason: "InvalidSpec",
+            message: `${problems.join("; ")}; existing namespace, RBAC and quotas are kept unchanged`,
+          }],
+          previous,
+          context.now,
+        ),
+      },
+      children: keepObserved(request.children, ALL_CHILD_TYPES),
+    };
+  }
+
+  const spec = parsed.data;
+  const subjects = access.subjects;
+  const children = desiredChildren({ name, spec }, subjects, context.config.oidcGroupsPrefix);
+  const missingRbac = observedKeys(
+    request.children,
+    children.filter((c) =>
+      c.kind === "RoleBinding" || c.kind === "ClusterRole" || c.kind === "ClusterRoleBinding"
+    ),
+  );
+  const users = subjects.filter((s) => s.kind === "User").length;
+  const groups = subjects.length - users;
+  const usage = computeUsage(spec, clusters);
+  const ready = namespaceObserved && missingRbac.length === 0;
+
+  const inputs: ConditionInput[] = [
+    namespaceObserved
+      ? {
+        type: "NamespaceReady",
+        status: "True",
+        reason: "NamespaceCreated",
+        message: `namespace ${ns} exists`,
+      }
+      : {
+        type: "NamespaceReady",
+        status: "False",
+        reason: "Pending",
+        message: `waiting for namespace ${ns}`,
+      },
+    missingRbac.length === 0
+      ? {
+        type: "RBACReady",
+        status: "True",
+        reason: "RBACConfigured",
+        message: `RBAC configured: ${users} user(s), ${groups} group(s)`,
+      }
+      : {
+        type: "RBACReady",
+        status: "False",
+        reason: "Pending",
+        message: `waiting for ${missingRbac.length} RBAC object(s)`,
+      },
+    ready
+      ? { type: "Ready", status: "True", reason: "Ready", message: "namespace and RBAC are in place" }
+      : { type: "Ready", status: "False", reason: "Pending", message: "waiting for namespace and RBAC" },
+    usage.quotaStatus === "Exceeded"
+      ? { type: "QuotaExceeded", status: "True", reason: "QuotaExceeded", message: usage.quotaMessage }
+      : { type: "QuotaExceeded", status: "False", reason: "WithinLimits", message: usage.quotaMessage },
+  ];
+
+  return {
+    status: {
+      phase: ready ? "Ready" : "Pending",
+      namespace: ns,
+      clusterCount: usage.clusterCount,
+      memberCount: users,
+      groupCount: groups,
+      resourceUsage: usage.resourceUsage,
+      quotaStatus: usage.quotaStatus,
+      quotaMessage: usage.quotaMessage,
+      environments: usage.environments,
+      access: accessTable(subjects),
+      conditions: conditions(inputs, previous, context.now),
+    },
+    children,
+  };
+}

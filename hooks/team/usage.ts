@@ -1,0 +1,198 @@
+import { LABELS } from "../../lib/butler/mod.ts";
+import {
+  add,
+  formatQuantity,
+  parseQuantity,
+  percentOf,
+  type Quantity,
+  ZERO,
+} from "../../lib/quantity/mod.ts";
+import { resolveShape } from "../../lib/shape/mod.ts";
+import type { ObservedCluster, TeamSpec } from "./schema.ts";
+
+/** Above this percentage of a limit, quota status is Warning. */
+export const WARNING_PERCENT = 80;
+/** Above this percentage, Exceeded. */
+export const EXCEEDED_PERCENT = 100;
+
+/** Annotations naming who owns a cluster (owner first). */
+export const OWNER_ANNOTATIONS = [
+  `butler.butlerlabs.dev/owner`,
+  `butler.butlerlabs.dev/creator-email`,
+] as const;
+
+/** Overall quota state. */
+export type QuotaStatus = "OK" | "Warning" | "Exceeded";
+
+interface Dimension {
+  readonly label: string;
+  readonly used: Quantity;
+  readonly limit?: Quantity;
+  readonly field?: string;
+}
+
+/** One measured dimension's verdict. */
+interface Verdict {
+  readonly state: QuotaStatus;
+  readonly text?: string;
+}
+
+const count = (n: number): Quantity => ({ nanos: BigInt(n) * 1_000_000_000n, binary: false });
+
+function percentText(used: Quantity, limit: Quantity): string {
+  if (limit.nanos <= 0n) return "100%";
+  const tenths = (used.nanos * 1000n) / limit.nanos;
+  return `${tenths / 10n}${tenths % 10n ? `.${tenths % 10n}` : ""}%`;
+}
+
+function judge(d: Dimension): Verdict {
+  if (!d.limit) return { state: "OK" };
+  const figures = `${d.label} ${formatQuantity(d.used)}/${formatQuantity(d.limit)} (${
+    percentText(d.used, d.limit)
+  })`;
+  if (d.used.nanos * 100n > d.limit.nanos * BigInt(EXCEEDED_PERCENT)) {
+    return { state: "Exceeded", text: `${figures} over limit` };
+  }
+  if (d.used.nanos * 100n > d.limit.nanos * BigInt(WARNING_PERCENT)) {
+    return { state: "Warning", text: `${figures} near limit` };
+  }
+  return { state: "OK" };
+}
+
+const worst = (states: readonly QuotaStatus[]): QuotaStatus =>
+  states.includes("Exceeded") ? "Exceeded" : states.includes("Warning") ? "Warning" : "OK";
+
+/** A limit is set when present and positive: 0 means no cap, as for environment limits and upstream's CPU check. */
+function limitOf(v: string | number | undefined): Quantity | undefined {
+  if (v === undefined) return undefined;
+  const p = parseQuantity(v);
+  return p.ok && p.value.nanos > 0n ? p.value : undefined;
+}
+
+/** Per-environment usage. */
+export interface EnvironmentUsage {
+  name: string;
+  clusters: number;
+  clusterUtilization?: number;
+  owners: { owner: string; clusters: number }[];
+}
+
+/** The usage part of Team status. */
+export interface Usage {
+  clusterCount: number;
+  resourceUsage: Record<string, unknown>;
+  quotaStatus: QuotaStatus;
+  quotaMessage: string;
+  environments: EnvironmentUsage[];
+}
+
+function ownerOf(c: ObservedCluster): string | undefined {
+  const a = c.metadata.annotations ?? {};
+  for (const key of OWNER_ANNOTATIONS) if (a[key]) return a[key]!.toLowerCase();
+  return undefined;
+}
+
+/**
+ * Usage from the TenantClusters' effective shapes (clusters being deleted do not count): clusters, nodes, CPU,
+ * memory and storage, utilisation where a limit is set, the overall quota state and a message naming each
+ * dimension near (> 80 %) or over (> 100 %) its limit. The same per environment, with per-owner counts.
+ */
+export function computeUsage(spec: TeamSpec, observed: readonly ObservedCluster[]): Usage {
+  const clusters = observed.filter((c) => !c.metadata.deletionTimestamp);
+  const envs = new Map((spec.environments ?? []).map((e) => [e.name, e]));
+  let nodes = 0;
+  let cpu = ZERO;
+  let memory = { ...ZERO, binary: true };
+  let storage = { ...ZERO, binary: true };
+  const verdicts: Verdict[] = [];
+  const limits = spec.resourceLimits;
+  const perCluster = limits?.maxNodesPerCluster ? count(limits.maxNodesPerCluster) : undefined;
+  const problems: string[] = [];
+  for (const c of clusters) {
+    const envName = c.metadata.labels?.[LABELS.environment];
+    const r = resolveShape({
+      cluster: c.spec ?? {},
+      environment: envName ? envs.get(envName)?.clusterDefaults : undefined,
+      team: spec.clusterDefaults,
+      limits,
+    });
+    nodes += r.shape.workerCount.value;
+    if (r.totals) {
+      cpu = add(cpu, r.totals.cpu);
+      memory = add(memory, r.totals.memory);
+      storage = add(storage, r.totals.storage);
+    } else {
+      problems.push(`${c.metadata.name}: ${r.problems.join(", ")}`);
+    }
+    if (perCluster) {
+      verdicts.push(
+        judge({
+          label: `workers of ${c.metadata.name}`,
+          used: count(r.shape.workerCount.value),
+          limit: perCluster,
+        }),
+      );
+    }
+  }
+  const dims: (Dimension & { key: string })[] = [
+    { key: "cluster", label: "clusters", used: count(clusters.length), limit: limitOf(limits?.maxClusters) },
+    { key: "node", label: "worker nodes", used: count(nodes), limit: limitOf(limits?.maxTotalNodes) },
+    { key: "cpu", label: "CPU", used: cpu, limit: limitOf(limits?.maxCPUCores) },
+    { key: "memory", label: "memory", used: memory, limit: limitOf(limits?.maxMemory) },
+    { key: "storage", label: "storage", used: storage, limit: limitOf(limits?.maxStorage) },
+  ];
+  verdicts.unshift(...dims.map(judge));
+
+  const environments: EnvironmentUsage[] = (spec.environments ?? []).map((e) => {
+    const inEnv = clusters.filter((c) => c.metadata.labels?.[LABELS.environment] === e.name);
+    const owners = new Map<string, number>();
+    for (const c of inEnv) {
+      const o = ownerOf(c);
+      if (o) owners.set(o, (owners.get(o) ?? 0) + 1);
+    }
+    const envLimit = limitOf(e.limits?.maxClusters);
+    verdicts.push(
+      judge({ label: `clusters in environment ${e.name}`, used: count(inEnv.length), limit: envLimit }),
+    );
+    const perMember = limitOf(e.limits?.maxClustersPerMember);
+    if (perMember) {
+      for (const [owner, n] of [...owners].sort()) {
+        verdicts.push(
+          judge({ label: `clusters of ${owner} in environment ${e.name}`, used: count(n), limit: perMember }),
+        );
+      }
+    }
+    return {
+      name: e.name,
+      clusters: inEnv.length,
+      ...(envLimit ? { clusterUtilization: percentOf(count(inEnv.length), envLimit) } : {}),
+      owners: [...owners].sort(([a], [b]) => (a < b ? -1 : 1)).map(([owner, clusters]) => ({
+        owner,
+        clusters,
+      })),
+    };
+  });
+
+  const quotaStatus = worst(verdicts.map((v) => v.state));
+  const notes = verdicts.flatMap((v) => (v.text ? [v.text] : []));
+  const resourceUsage: Record<string, unknown> = {
+    clusters: clusters.length,
+    totalNodes: nodes,
+    totalCPU: formatQuantity(cpu),
+    totalMemory: formatQuantity(memory),
+    totalStorage: formatQuantity(storage),
+    ...Object.fromEntries(
+      dims.flatMap((d) => (d.limit ? [[`${d.key}Utilization`, percentOf(d.used, d.limit)]] : [])),
+    ),
+  };
+  return {
+    clusterCount: clusters.length,
+    resourceUsage,
+    quotaStatus,
+    quotaMessage: [
+      ...(notes.length ? notes : ["all usage within limits"]),
+      ...(problems.length ? [`not counted (invalid quantities): ${problems.join("; ")}`] : []),
+    ].join("; "),
+    environments,
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * DESIGN.md §6: no RoleBinding ever grants more than the role the Team spec gives that subject (its highest role
+ * in the team or any environment). Also: binding names are deterministic and never collide.
+ */
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { desiredChildren, effectiveAccess, type Role, ROLES, type TeamSpec } from "../../hooks/team/mod.ts";
+
+const role = fc.constantFrom<Role>(...ROLES);
+// Names chosen to collide after sanitising: dots, dashes, case, @.
+const userName = fc.constantFrom(
+  "a.b@x.io",
+  "a-b@x.io",
+  "A.B@x.io",
+  "alice@example.com",
+  "ALICE@example.com",
+  "bob@x",
+  "b@o.b",
+);
+const groupName = fc.constantFrom("devs", "Devs", "d.e.v.s", "d-e-v-s", "CN=Ops,OU=x", "ops@x.io");
+
+const spec: fc.Arbitrary<TeamSpec> = fc.record({
+  users: fc.array(fc.record({ name: userName, role }), { maxLength: 5 }),
+  groups: fc.array(fc.record({ name: groupName, role }), { maxLength: 4 }),
+  envs: fc.array(
+    fc.record({
+      users: fc.array(fc.record({ name: userName, role }), { maxLength: 3 }),
+      groups: fc.array(fc.record({ name: groupName, role }), { maxLength: 2 }),
+    }),
+    { maxLength: 3 },
+  ),
+}).map(({ users, groups, envs }) => ({
+  access: { users, groups },
+  environments: envs.map((e, i) => ({ name: `env${i}`, access: { users: e.users, groups: e.groups } })),
+}));
+
+const rank = (r: Role) => ROLES.indexOf(r);
+
+Deno.test("RoleBindings never grant more than the spec gives; names are unique", () => {
+  fc.assert(
+    fc.property(spec, (s) => {
+      const access = effectiveAccess(s);
+      const known = (kind: string, n: string) =>
+        kind === "User"
+          ? (s.access.users ?? []).some((u) => u.name.toLowerCase() === n.toLowerCase())
+          : (s.access.groups ?? []).some((g) => g.name === n);
+      const everyEnvEntryKnown = (s.environments ?? []).every((e) =>
+        (e.access?.users ?? []).every((u) => known("User", u.name)) &&
+        (e.access?.groups ?? []).every((g) => known("Group", g.name))
+      );
+      assert.equal(access.ok, everyEnvEntryKnown, "refused exactly when an env entry names an outsider");
+      if (!access.ok) return;
+      const children = desiredChildren({ name: "t", spec: s }, access.subjects, "oidc:");
+      const bindings = children.filter((c) => c.kind === "RoleBinding") as unknown as {
+        metadata: { name: string };
+        roleRef: { name: string };
+        subjects: { kind: string; name: string }[];
+      }[];
+      const names = bindings.map((b) => b.metadata.name);
+      assert.equal(new Set(names).size, names.length, "no two bindings share a name");
+      for (const b of names) assert.ok(b.length <= 63);
+      for (const b of bindings) {
+        const [subject] = b.subjects;
+        const granted = b.roleRef.name.replace("butler-team-", "") as Role;
+        const kind = subject!.kind;
+        const name = kind === "Group" ? subject!.name.replace(/^oidc:/, "") : subject!.name;
+        const same = (n: string) => (kind === "User" ? n.toLowerCase() === name.toLowerCase() : n === name);
+        const entries = [
+          ...(kind === "User" ? s.access.users ?? [] : s.access.groups ?? []),
+          ...(s.environments ?? []).flatMap((
+            e,
+          ) => (kind === "User" ? e.access?.users ?? [] : e.access?.groups ?? [])),
+        ].filter((e) => same(e.name));
+        const highest = entries.reduce<Role>(
+          (r, e) => (rank(e.role ?? "viewer") > rank(r) ? e.role ?? "viewer" : r),
+          "viewer",
+        );
+        assert.equal(granted, highest, `${kind} ${name}`);
+      }
+      assert.equal(bindings.length, access.subjects.length, "one binding per distinct subject");
+      assert.deepEqual(
+        desiredChildren({ name: "t", spec: s }, effectiveAccess(s).ok ? access.subjects : [], "oidc:"),
+        children,
+      );
+    }),
+    { numRuns: 500 },
+  );
+});
