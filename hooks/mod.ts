@@ -8,6 +8,7 @@ import { registerIPAllocationRoutes } from "./ipallocation/mod.ts";
 import { registerNetworkPoolRoutes } from "./networkpool/mod.ts";
 import { registerProviderConfigRoutes } from "./providerconfig/mod.ts";
 import { registerTeamRoutes } from "./team/mod.ts";
+import { registerTenantClusterRoutes } from "./tenantcluster/mod.ts";
 
 /** The registrars of all implemented hooks, in the order their routes are added. */
 export const HOOK_ROUTES: readonly RouteRegistrar[] = [
@@ -15,4 +16,5 @@ export const HOOK_ROUTES: readonly RouteRegistrar[] = [
   registerIPAllocationRoutes,
   registerProviderConfigRoutes,
   registerTeamRoutes,
+  registerTenantClusterRoutes,
 ];

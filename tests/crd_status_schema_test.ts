@@ -26,6 +26,7 @@ for (
     ["ipallocation", "ipallocations"],
     ["providerconfig", "providerconfigs"],
     ["team", "teams"],
+    ["tenantcluster", "tenantclusters"],
   ] as const
 ) {
   Deno.test(`${kind}: every status field written is declared in the CRD`, () => {

@@ -6,7 +6,8 @@ import { createTestApp, discoverGoldenCases } from "../lib/testing/mod.ts";
 const { app } = createTestApp(HOOK_ROUTES);
 const root = new URL("./fixtures", import.meta.url).pathname;
 const cases = discoverGoldenCases(root).filter((c) =>
-  ["networkpool", "ipallocation", "providerconfig", "team"].includes(c.kind) && c.hook === "sync"
+  ["networkpool", "ipallocation", "providerconfig", "team", "tenantcluster"].includes(c.kind) &&
+  c.hook === "sync"
 );
 
 async function post(route: string, body: unknown, now: string) {
@@ -28,7 +29,11 @@ Deno.test("hooks are fixed points: their status (and labels) fed back give the s
       const parent = request.object ?? request.parent;
       parent.status = first.status;
       if (first.labels) parent.metadata.labels = { ...parent.metadata.labels, ...first.labels };
-      const second = await post(c.route, request, "2026-11-21T10:00:00Z");
+      // TenantCluster decisions are time-based (30 s, 10 min): its fixed point is at the same instant.
+      const now = c.kind === "tenantcluster"
+        ? Deno.readTextFileSync(`${c.dir}/now`).trim()
+        : "2026-11-21T10:00:00Z";
+      const second = await post(c.route, request, now);
       assert.deepStrictEqual(second, first);
     });
   }

@@ -149,16 +149,19 @@ const LAST_APPLIED = "metacontroller.k8s.io/last-applied-configuration";
  */
 export function keepObserved(map: ObjectMap, types: readonly TypeRef[]): KubeObject[] {
   return types.flatMap((type) =>
-    Object.keys(map[groupKey(type)] ?? {}).sort().map((key) => {
-      const { status: _status, metadata, ...rest } = map[groupKey(type)]![key]!;
-      const meta: Record<string, unknown> = { ...metadata };
-      for (const k of SERVER_METADATA) delete meta[k];
-      if (meta.annotations && typeof meta.annotations === "object") {
-        const { [LAST_APPLIED]: _last, ...annotations } = meta.annotations as Record<string, string>;
-        meta.annotations = annotations;
-        if (!Object.keys(annotations).length) delete meta.annotations;
-      }
-      return { ...rest, metadata: meta } as KubeObject;
-    })
+    Object.keys(map[groupKey(type)] ?? {}).sort().map((key) => asDesired(map[groupKey(type)]![key]!))
   );
+}
+
+/** One observed object as a desired one: status and server- or Metacontroller-owned metadata removed. */
+export function asDesired(observed: KubeObject): KubeObject {
+  const { status: _status, metadata, ...rest } = observed;
+  const meta: Record<string, unknown> = { ...metadata };
+  for (const k of SERVER_METADATA) delete meta[k];
+  if (meta.annotations && typeof meta.annotations === "object") {
+    const { [LAST_APPLIED]: _last, ...annotations } = meta.annotations as Record<string, string>;
+    meta.annotations = annotations;
+    if (!Object.keys(annotations).length) delete meta.annotations;
+  }
+  return { ...rest, metadata: meta } as KubeObject;
 }

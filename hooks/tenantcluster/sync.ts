@@ -1,0 +1,321 @@
+import { API_VERSION, KINDS, LABELS, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
+import { type ConditionInput, conditions, listNames, PreviousConditions } from "../../lib/conditions/mod.ts";
+import {
+  asDesired,
+  type CompositeRequest,
+  type CompositeResponse,
+  type CustomizeRequest,
+  type CustomizeResponse,
+  formatPath,
+  groupKey,
+  type KubeObject,
+  readGroup,
+  type RelatedResourceRule,
+} from "../../lib/contract/mod.ts";
+import type { HookContext } from "../../lib/hook/mod.ts";
+import { resolveShape } from "../../lib/shape/mod.ts";
+import { parseTime } from "../../lib/time/mod.ts";
+import { TeamSpec } from "../team/schema.ts";
+import { CONFIGMAP, metallbConfigMap } from "./metallb.ts";
+import { type ObservedChild, planNetwork } from "./network.ts";
+import { resyncAfter, stateInterval } from "./resync.ts";
+import {
+  ChildAllocation,
+  InventorySpec,
+  IpamMemory,
+  PoolView,
+  ProviderView,
+  TenantClusterSpec,
+} from "./schema.ts";
+
+/** The Team a TenantCluster belongs to: `spec.teamRef.name`, else the team whose namespace (`team-{name}`) it is in. */
+export function teamNameOf(namespace: string, spec: unknown): string | undefined {
+  const ref = (spec as { teamRef?: { name?: unknown } } | undefined)?.teamRef?.name;
+  if (typeof ref === "string" && ref) return ref;
+  return namespace.startsWith("team-") && namespace.length > 5 ? namespace.slice(5) : undefined;
+}
+
+function providerRefOf(spec: unknown): { name: string; namespace: string } | undefined {
+  const ref = (spec as { providerConfigRef?: { name?: unknown; namespace?: unknown } } | undefined)
+    ?.providerConfigRef;
+  if (typeof ref?.name !== "string" || !ref.name) return undefined;
+  return {
+    name: ref.name,
+    namespace: typeof ref.namespace === "string" && ref.namespace ? ref.namespace : SYSTEM_NAMESPACE,
+  };
+}
+
+/**
+ * The TenantCluster customize hook: its Team, its ProviderConfig, the NetworkPools in the ProviderConfig's
+ * namespace, and its LoadBalancerInventory.
+ */
+export function customizeTenantCluster(request: CustomizeRequest): CustomizeResponse {
+  const tc = request.parent;
+  const ns = tc.metadata.namespace ?? "";
+  const team = teamNameOf(ns, tc.spec);
+  const pc = providerRefOf(tc.spec);
+  const rules: RelatedResourceRule[] = [
+    ...(team ? [{ apiVersion: API_VERSION, resource: "teams", names: [team] }] : []),
+    ...(pc
+      ? [
+        { apiVersion: API_VERSION, resource: "providerconfigs", namespace: pc.namespace, names: [pc.name] },
+        { apiVersion: API_VERSION, resource: "networkpools", namespace: pc.namespace },
+      ]
+      : []),
+    {
+      apiVersion: API_VERSION,
+      resource: "loadbalancerinventories",
+      namespace: ns,
+      names: [tc.metadata.name],
+    },
+  ];
+  return { relatedResources: rules };
+}
+
+function related<T>(request: CompositeRequest, type: { apiVersion: string; kind: string }, key: string) {
+  return request.related[groupKey(type)]?.[key] as T | undefined;
+}
+
+/** Provider access per upstream: a team-scoped ProviderConfig of another team is refused. */
+function providerAccess(provider: ProviderView, team: string | undefined): ConditionInput {
+  const scope = provider.spec.scope;
+  const pcName = provider.metadata.name;
+  if ((scope?.type ?? "platform") === "platform") {
+    return {
+      type: "ProviderAccessGranted",
+      status: "True",
+      reason: "PlatformScoped",
+      message: "platform-scoped provider",
+    };
+  }
+  const owner = scope?.teamRef?.name;
+  if (!owner) {
+    return {
+      type: "ProviderAccessGranted",
+      status: "False",
+      reason: "AccessDenied",
+      message: "provider is team-scoped but has no teamRef",
+    };
+  }
+  if (!team) {
+    return {
+      type: "ProviderAccessGranted",
+      status: "False",
+      reason: "AccessDenied",
+      message: "cluster has no teamRef but provider is team-scoped",
+    };
+  }
+  return owner === team
+    ? {
+      type: "ProviderAccessGranted",
+      status: "True",
+      reason: "TeamScoped",
+      message: `team-scoped provider of team ${team}`,
+    }
+    : {
+      type: "ProviderAccessGranted",
+      status: "False",
+      reason: "AccessDenied",
+      message: `team ${team} does not have access to provider ${pcName} (scoped to ${owner})`,
+    };
+}
+
+/**
+ * The TenantCluster sync and finalize hook (CompositeController). It resolves the cluster's effective shape,
+ * checks provider access, and in IPAM mode owns the cluster's IPAllocations (initial LB, nodes, elastic growth)
+ * and the MetalLB ConfigMap. Missing or invalid inputs keep every existing child and create none. Finalize
+ * returns no children and finishes once every IPAllocation child is gone (each releases through its own
+ * finalizer).
+ */
+export function syncTenantCluster(request: CompositeRequest, context: HookContext): CompositeResponse {
+  const tc = request.parent;
+  const name = tc.metadata.name;
+  const ns = tc.metadata.namespace ?? "";
+  const now = context.now;
+  const prevStatus = (tc.status ?? {}) as Record<string, unknown>;
+  const previous = PreviousConditions.parse(prevStatus.conditions);
+  const allocationEntries = readGroup(request.children, KINDS.IPAllocation, ChildAllocation);
+  const configMaps = Object.values(request.children[groupKey(CONFIGMAP)] ?? {});
+
+  if (request.finalizing) {
+    const remaining = allocationEntries.map((e) => e.raw.metadata.name);
+    return {
+      status: {
+        ...prevStatus,
+        phase: "Deleting",
+        conditions: conditions(
+          [{
+            type: "Ready",
+            status: "False",
+            reason: "Deleting",
+            message: remaining.length
+              ? `waiting for ${remaining.length} IPAllocation(s) to be released: ${listNames(remaining)}`
+              : "all IPAllocations released",
+          }],
+          previous,
+          now,
+        ),
+      },
+      children: [],
+      finalized: remaining.length === 0,
+    };
+  }
+
+  const keepAll =
+    (): KubeObject[] => [...allocationEntries.map((e) => asDesired(e.raw)), ...configMaps.map(asDesired)];
+  const invalid: string[] = [];
+  const missing: string[] = [];
+
+  const parsed = TenantClusterSpec.safeParse(tc.spec ?? {});
+  if (!parsed.success) {
+    invalid.push(...parsed.error.issues.map((i) => `${formatPath(["spec", ...i.path])}: ${i.message}`));
+  }
+  const spec = parsed.success ? parsed.data : {};
+
+  const teamName = teamNameOf(ns, spec);
+  const teamObj = teamName ? related<{ spec?: unknown }>(request, KINDS.Team, teamName) : undefined;
+  const team = teamObj ? TeamSpec.safeParse(teamObj.spec) : undefined;
+  if (teamName && !teamObj) missing.push(`team "${teamName}" not found`);
+  if (team && !team.success) missing.push(`team "${teamName}" has an invalid spec`);
+  if (teamName && teamObj && ns !== `team-${teamName}`) {
+    invalid.push(`TenantCluster must be in team namespace "team-${teamName}", got "${ns}"`);
+  }
+  const teamSpec = team?.success ? team.data : undefined;
+  const envName = tc.metadata.labels?.[LABELS.environment];
+  const env = envName ? teamSpec?.environments?.find((e) => e.name === envName) : undefined;
+  if (envName && teamSpec && !env) {
+    const names = (teamSpec.environments ?? []).map((e) => JSON.stringify(e.name)).join(", ");
+    invalid.push(
+      `metadata.labels[${LABELS.environment}]: Unsupported value: "${envName}": supported values: ${names}`,
+    );
+  }
+  const resolved = resolveShape({
+    cluster: spec,
+    environment: env?.clusterDefaults,
+    team: teamSpec?.clusterDefaults,
+    limits: teamSpec?.resourceLimits,
+  });
+  // The version may come from the Team: judge it only once the Team (if there is one) has been read.
+  if (!resolved.shape.kubernetesVersion && (!teamName || teamSpec)) {
+    invalid.push("spec.kubernetesVersion: not set, and neither the environment nor the team sets a default");
+  }
+  invalid.push(...resolved.problems.map((p) => `effective shape: ${p}`));
+
+  const pcRef = providerRefOf(spec);
+  const pcRaw = pcRef
+    ? related<KubeObject>(request, KINDS.ProviderConfig, `${pcRef.namespace}/${pcRef.name}`)
+    : undefined;
+  const pc = pcRaw ? ProviderView.safeParse(pcRaw) : undefined;
+  if (!pcRef) missing.push("spec.providerConfigRef is not set");
+  else if (!pcRaw) missing.push(`ProviderConfig ${pcRef.namespace}/${pcRef.name} not found`);
+  else if (!pc?.success) missing.push(`ProviderConfig ${pcRef.namespace}/${pcRef.name} cannot be read`);
+  const provider = pc?.success ? pc.data : undefined;
+  const access = provider ? providerAccess(provider, teamName) : undefined;
+
+  const inputsOk = !invalid.length && !missing.length && access?.status === "True";
+  const mode = provider?.spec.network?.mode ?? "cloud";
+  const inputConditions: ConditionInput[] = access ? [access] : [];
+  let children: KubeObject[];
+  let networkReady = false;
+  let ipamStatus: Record<string, unknown> = {};
+  let dueAt: Date[] = [];
+
+  if (!provider) {
+    children = keepAll();
+  } else if (mode === "cloud") {
+    const leftovers = allocationEntries.map((e) => asDesired(e.raw));
+    children = leftovers;
+    networkReady = true;
+    inputConditions.push({
+      type: "NetworkReady",
+      status: "True",
+      reason: "CloudNetworking",
+      message: leftovers.length
+        ? `cloud networking mode (${leftovers.length} IPAllocation(s) from an earlier ipam configuration are kept; delete them to release their addresses)`
+        : "cloud networking mode",
+    });
+  } else {
+    const observed: ObservedChild[] = [];
+    const unreadable: KubeObject[] = [];
+    for (const e of allocationEntries) {
+      if (e.ok) observed.push({ name: e.raw.metadata.name, value: e.value, keep: asDesired(e.raw) });
+      else unreadable.push(asDesired(e.raw));
+    }
+    const inventoryRaw = related<{ spec?: unknown }>(request, KINDS.LoadBalancerInventory, `${ns}/${name}`);
+    const inventory = inventoryRaw ? InventorySpec.safeParse(inventoryRaw.spec) : undefined;
+    const pcNs = provider.metadata.namespace ?? SYSTEM_NAMESPACE;
+    const pools = readGroup(request.related, KINDS.NetworkPool, PoolView)
+      .filter((p) => p.ok && p.key.startsWith(`${pcNs}/`))
+      .map((p) => (p as { value: PoolView }).value);
+    const plan = planNetwork({
+      cluster: { name, namespace: ns, spec },
+      provider,
+      pools,
+      children: observed,
+      inventory: inventory?.success ? inventory.data : undefined,
+      memory: IpamMemory.parse(prevStatus.ipam ?? {}),
+      now,
+      mayCreate: inputsOk,
+    });
+    const configMap = plan.addresses.length
+      ? [metallbConfigMap(name, ns, plan.addresses)]
+      : configMaps.map(asDesired);
+    children = [...plan.allocations, ...unreadable, ...configMap];
+    networkReady = plan.ready;
+    dueAt = plan.dueAt;
+    inputConditions.push(...plan.conditions);
+    ipamStatus = {
+      ...(plan.lbAllocationRef ? { lbAllocationRef: { name: plan.lbAllocationRef } } : {}),
+      ...(plan.ipAllocationRef ? { ipAllocationRef: { name: plan.ipAllocationRef } } : {}),
+      loadBalancer: { addresses: plan.addresses },
+      ipam: plan.memory,
+    };
+    if (unreadable.length) {
+      inputConditions.push({
+        type: "ChildrenReadable",
+        status: "False",
+        reason: "UnreadableIPAllocation",
+        message: `kept unchanged, not understood: ${listNames(unreadable.map((u) => u.metadata.name))}`,
+      });
+    }
+  }
+
+  const ready = inputsOk && networkReady;
+  const phase = invalid.length ? "Failed" : ready ? "Ready" : "Pending";
+  const readyCondition: ConditionInput = invalid.length
+    ? {
+      type: "Ready",
+      status: "False",
+      reason: "InvalidSpec",
+      message: `${invalid.join("; ")}; existing children are kept, none is created`,
+    }
+    : missing.length
+    ? {
+      type: "Ready",
+      status: "False",
+      reason: "MissingInput",
+      message: `${missing.join("; ")}; existing children are kept, none is created`,
+    }
+    : access?.status !== "True"
+    ? {
+      type: "Ready",
+      status: "False",
+      reason: "AccessDenied",
+      message: access?.message ?? "provider access unknown",
+    }
+    : ready
+    ? { type: "Ready", status: "True", reason: "Ready", message: "shape resolved and network ready" }
+    : { type: "Ready", status: "False", reason: "Pending", message: "waiting for the network" };
+
+  const created = parseTime(tc.metadata.creationTimestamp ?? undefined);
+  return {
+    status: {
+      phase,
+      effective: resolved.shape,
+      ...ipamStatus,
+      conditions: conditions([...inputConditions, readyCondition], previous, now),
+    },
+    children,
+    resyncAfterSeconds: resyncAfter(stateInterval(ready, created, now), dueAt, now),
+  };
+}
