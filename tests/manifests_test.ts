@@ -153,3 +153,19 @@ Deno.test("CRDs", async (t) => {
     });
   }
 });
+
+Deno.test("IPAllocation single-object rules are in the CRD", () => {
+  const crd = objects.find((o) =>
+    o.kind === "CustomResourceDefinition" && o.spec.names.kind === "IPAllocation"
+  )!;
+  const spec = crd.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+  const rules = spec["x-kubernetes-validations"].map((v: Manifest) => v.rule);
+  assert.ok(rules.includes("self == oldSelf"), "spec is immutable");
+  assert.ok(rules.includes("!has(self.count) || self.count >= 1"), "count >= 1");
+  assert.deepEqual(spec.properties.type.enum, ["nodes", "loadbalancer"]);
+  assert.deepEqual(
+    spec.properties.pinnedRange["x-kubernetes-validations"].map((v: Manifest) => v.rule),
+    ["has(self.startAddress) && has(self.endAddress)"],
+  );
+  assert.equal(spec.properties.poolRef.properties.namespace.default, "butler-system");
+});
