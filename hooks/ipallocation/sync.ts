@@ -49,21 +49,17 @@ interface Projection {
   conditions: ConditionInput[];
 }
 
+/** A projection without a grant: a phase and why it is not Ready. */
+function notReady(phase: AllocationPhase, reason: string, message: string): Projection {
+  return { phase, fields: {}, conditions: [{ type: "Ready", status: "False", reason, message }] };
+}
+
 function project(request: DecoratorRequest): Projection {
   const obj = request.object;
   const parsed = IPAllocationSpec.safeParse(obj.spec);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return {
-      phase: "Failed",
-      fields: {},
-      conditions: [{
-        type: "Ready",
-        status: "False",
-        reason: "InvalidSpec",
-        message: `${formatPath(["spec", ...issue.path])}: ${issue.message}`,
-      }],
-    };
+    return notReady("Failed", "InvalidSpec", `${formatPath(["spec", ...issue.path])}: ${issue.message}`);
   }
   const ref = {
     name: parsed.data.poolRef.name,
@@ -72,16 +68,7 @@ function project(request: DecoratorRequest): Projection {
   const poolName = `${ref.namespace}/${ref.name}`;
   const pool = request.related[groupKey(KINDS.NetworkPool)]?.[poolName];
   if (!pool) {
-    return {
-      phase: "Pending",
-      fields: {},
-      conditions: [{
-        type: "Ready",
-        status: "False",
-        reason: "PoolNotFound",
-        message: `NetworkPool ${poolName} not found`,
-      }],
-    };
+    return notReady("Pending", "PoolNotFound", `NetworkPool ${poolName} not found`);
   }
   const status = (pool.status ?? {}) as {
     grants?: Record<string, unknown>;
@@ -125,22 +112,9 @@ function project(request: DecoratorRequest): Projection {
   }
   const failure = status.failures?.[uid];
   if (typeof failure === "string") {
-    return {
-      phase: "Failed",
-      fields: {},
-      conditions: [{ type: "Ready", status: "False", reason: "AllocationFailed", message: failure }],
-    };
+    return notReady("Failed", "AllocationFailed", failure);
   }
-  return {
-    phase: "Pending",
-    fields: {},
-    conditions: [{
-      type: "Ready",
-      status: "False",
-      reason: "WaitingForPool",
-      message: `waiting for NetworkPool ${poolName} to grant addresses`,
-    }],
-  };
+  return notReady("Pending", "WaitingForPool", `waiting for NetworkPool ${poolName} to grant addresses`);
 }
 
 function labelsOf(spec: unknown): Record<string, string> {

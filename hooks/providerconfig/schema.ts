@@ -9,6 +9,32 @@ export const CLOUD_PROVIDERS: readonly Provider[] = ["azure", "aws", "gcp"];
 
 const section = z.record(z.string(), z.unknown());
 
+/** `spec.scope`: which teams may use a ProviderConfig. */
+export const ProviderScope = z.looseObject({
+  type: z.enum(["platform", "team"]).optional(),
+  teamRef: z.looseObject({ name: z.string().optional() }).optional(),
+});
+
+/** `spec.network`: networking mode, pools, load-balancer allocation and per-tenant quotas. */
+export const NetworkConfig = z.looseObject({
+  mode: z.enum(["ipam", "cloud"]).optional(),
+  poolRefs: z.array(z.looseObject({ name: z.string().min(1), priority: z.number().int().optional() }))
+    .optional(),
+  subnet: z.string().optional(),
+  gateway: z.string().optional(),
+  dnsServers: z.array(z.string()).optional(),
+  loadBalancer: z.looseObject({
+    defaultPoolSize: z.number().int().min(1).optional(),
+    allocationMode: z.enum(["static", "elastic"]).optional(),
+    initialPoolSize: z.number().int().min(1).optional(),
+    growthIncrement: z.number().int().min(1).optional(),
+  }).optional(),
+  quotaPerTenant: z.looseObject({
+    maxNodeIPs: z.number().int().min(1).optional(),
+    maxLoadBalancerIPs: z.number().int().min(1).optional(),
+  }).optional(),
+});
+
 /**
  * `ProviderConfig.spec` as the hook reads it. Provider sections are kept as plain maps: the admission rules
  * ({@link ./rules.ts}) say what they must hold, so a missing field is reported by rule, not by shape.
@@ -26,28 +52,8 @@ export const ProviderConfigSpec = z.looseObject({
   azure: section.optional(),
   aws: section.optional(),
   gcp: section.optional(),
-  scope: z.looseObject({
-    type: z.enum(["platform", "team"]).optional(),
-    teamRef: z.looseObject({ name: z.string().optional() }).optional(),
-  }).optional(),
-  network: z.looseObject({
-    mode: z.enum(["ipam", "cloud"]).optional(),
-    poolRefs: z.array(z.looseObject({ name: z.string().min(1), priority: z.number().int().optional() }))
-      .optional(),
-    subnet: z.string().optional(),
-    gateway: z.string().optional(),
-    dnsServers: z.array(z.string()).optional(),
-    loadBalancer: z.looseObject({
-      defaultPoolSize: z.number().int().min(1).optional(),
-      allocationMode: z.enum(["static", "elastic"]).optional(),
-      initialPoolSize: z.number().int().min(1).optional(),
-      growthIncrement: z.number().int().min(1).optional(),
-    }).optional(),
-    quotaPerTenant: z.looseObject({
-      maxNodeIPs: z.number().int().min(1).optional(),
-      maxLoadBalancerIPs: z.number().int().min(1).optional(),
-    }).optional(),
-  }).optional(),
+  scope: ProviderScope.optional(),
+  network: NetworkConfig.optional(),
   limits: z.looseObject({
     maxClustersPerTeam: z.number().int().min(1).optional(),
     maxNodesPerTeam: z.number().int().min(1).optional(),

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { NetworkPoolSpec } from "../networkpool/schema.ts";
+import { NetworkConfig, ProviderScope } from "../providerconfig/schema.ts";
 
 const Quantity = z.union([z.string(), z.number()]);
 
@@ -64,43 +66,22 @@ export const ChildAllocation = z.looseObject({
 /** An IPAllocation child. */
 export type ChildAllocation = z.infer<typeof ChildAllocation>;
 
-/** The ProviderConfig fields the TenantCluster uses. */
+/** The ProviderConfig fields the TenantCluster uses (the ProviderConfig hook's own schemas). */
 export const ProviderView = z.looseObject({
   metadata: z.looseObject({ name: z.string(), namespace: z.string().optional() }),
   spec: z.looseObject({
     provider: z.string().optional(),
-    scope: z.looseObject({
-      type: z.enum(["platform", "team"]).optional(),
-      teamRef: z.looseObject({ name: z.string().optional() }).optional(),
-    }).optional(),
-    network: z.looseObject({
-      mode: z.enum(["ipam", "cloud"]).optional(),
-      poolRefs: z.array(z.looseObject({ name: z.string(), priority: z.number().int().optional() }))
-        .optional(),
-      loadBalancer: z.looseObject({
-        defaultPoolSize: z.number().int().min(1).optional(),
-        allocationMode: z.enum(["static", "elastic"]).optional(),
-        initialPoolSize: z.number().int().min(1).optional(),
-        growthIncrement: z.number().int().min(1).optional(),
-      }).optional(),
-      quotaPerTenant: z.looseObject({
-        maxNodeIPs: z.number().int().min(1).optional(),
-        maxLoadBalancerIPs: z.number().int().min(1).optional(),
-      }).optional(),
-    }).optional(),
+    scope: ProviderScope.optional(),
+    network: NetworkConfig.optional(),
   }),
 });
 /** A ProviderConfig as the TenantCluster sees it. */
 export type ProviderView = z.infer<typeof ProviderView>;
 
-/** The NetworkPool fields the TenantCluster uses to choose a pool. */
+/** A NetworkPool as the TenantCluster sees it: its spec (for defaults) and its largest free block. */
 export const PoolView = z.looseObject({
   metadata: z.looseObject({ name: z.string(), namespace: z.string().optional() }),
-  spec: z.looseObject({
-    tenantAllocation: z.looseObject({
-      defaults: z.looseObject({ nodesPerTenant: z.number().int().optional() }).optional(),
-    }).optional(),
-  }).optional(),
+  spec: NetworkPoolSpec,
   status: z.looseObject({ largestFreeBlock: z.number().optional() }).optional(),
 });
 /** A NetworkPool as the TenantCluster sees it. */
