@@ -16,7 +16,14 @@ import {
   readGroup,
 } from "../../lib/contract/mod.ts";
 import type { HookContext } from "../../lib/hook/mod.ts";
-import { Allocator, type Capacity, type Family, readPoolSpec, type SpecProblem } from "../../lib/ipam/mod.ts";
+import {
+  Allocator,
+  type Capacity,
+  type Family,
+  type PoolModel,
+  readPoolSpec,
+  type SpecProblem,
+} from "../../lib/ipam/mod.ts";
 import { formatTime } from "../../lib/time/mod.ts";
 import {
   type Grant,
@@ -179,7 +186,11 @@ function problemText(problems: readonly SpecProblem[]): string {
   return problems.map((p) => `${p.path}: ${p.message}`).join("; ");
 }
 
-function specProblems(spec: unknown): { spec?: NetworkPoolSpec; problems: SpecProblem[] } {
+function specProblems(spec: unknown): {
+  spec?: NetworkPoolSpec;
+  model?: Omit<PoolModel, "allocations">;
+  problems: SpecProblem[];
+} {
   const parsed = NetworkPoolSpec.safeParse(spec);
   if (!parsed.success) {
     return {
@@ -190,7 +201,7 @@ function specProblems(spec: unknown): { spec?: NetworkPoolSpec; problems: SpecPr
     };
   }
   const read = readPoolSpec(parsed.data);
-  return read.ok ? { spec: parsed.data, problems: [] } : {
+  return read.ok ? { spec: parsed.data, model: read.pool, problems: [] } : {
     spec: parsed.data,
     problems: read.problems.map((p) => ({ path: `spec.${p.path}`, message: p.message })),
   };
@@ -250,22 +261,20 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
   const failures: [string, string][] = observed.invalid.map((i) => [i.uid, i.message]);
   const refuse = (uid: string, message: string) => failures.push([uid, message]);
 
-  const { spec, problems } = specProblems(pool.spec);
+  const { spec, model, problems } = specProblems(pool.spec);
   let figures: Partial<Figures>;
   let capacity: ConditionInput[];
   let ready: ConditionInput;
 
-  if (problems.length || !spec) {
+  if (problems.length || !spec || !model) {
     for (const a of pending) refuse(a.metadata.uid, `NetworkPool ${poolName} has an invalid spec`);
     figures = { ...previousFigures(prevStatus), allocationCount: grants.length };
     capacity = carriedCapacityConditions(previous, prevStatus.conditions, "InvalidSpec");
     ready = { type: "Ready", status: "False", reason: "InvalidSpec", message: problemText(problems) };
   } else {
-    const model = readPoolSpec(spec);
-    if (!model.ok) throw new Error("unreachable: spec validated above");
-    const family: Family = model.pool.family;
+    const family: Family = model.family;
     const allocator = Allocator.create({
-      ...model.pool,
+      ...model,
       allocations: grants.filter((g) => g.family === family).map((g) => g.range),
     });
     const grantedAt = formatTime(context.now);

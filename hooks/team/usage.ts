@@ -1,5 +1,6 @@
 import { LABELS } from "../../lib/butler/mod.ts";
 import {
+  above,
   add,
   formatQuantity,
   parseQuantity,
@@ -50,10 +51,10 @@ function judge(d: Dimension): Verdict {
   const figures = `${d.label} ${formatQuantity(d.used)}/${formatQuantity(d.limit)} (${
     percentText(d.used, d.limit)
   })`;
-  if (d.used.nanos * 100n > d.limit.nanos * BigInt(EXCEEDED_PERCENT)) {
+  if (above(d.used, d.limit, EXCEEDED_PERCENT)) {
     return { state: "Exceeded", text: `${figures} over limit` };
   }
-  if (d.used.nanos * 100n > d.limit.nanos * BigInt(WARNING_PERCENT)) {
+  if (above(d.used, d.limit, WARNING_PERCENT)) {
     return { state: "Warning", text: `${figures} near limit` };
   }
   return { state: "OK" };

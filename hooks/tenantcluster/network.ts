@@ -1,7 +1,7 @@
-import { API_VERSION, KINDS, LABELS, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
+import { KINDS, LABELS, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
 import type { ConditionInput } from "../../lib/conditions/mod.ts";
 import { buildObject, type KubeObject } from "../../lib/contract/mod.ts";
-import { parseAddress } from "../../lib/ipam/mod.ts";
+import { type Address, parseAddress } from "../../lib/ipam/mod.ts";
 import { formatTime, parseTime } from "../../lib/time/mod.ts";
 import type {
   ChildAllocation,
@@ -86,9 +86,14 @@ function countOf(c: ChildAllocation): number {
   return c.spec.count ?? c.status?.allocatedCount ?? 0;
 }
 
-function addressKey(text: string): string | undefined {
-  const a = parseAddress(text);
-  return a ? `${a.family}:${a.value}` : undefined;
+/** The distinct valid addresses among `texts` (a Service may list an IP twice; junk is ignored). */
+function distinctAddresses(texts: readonly string[]): Address[] {
+  const seen = new Map<string, Address>();
+  for (const t of texts) {
+    const a = parseAddress(t);
+    if (a) seen.set(`${a.family}:${a.value}`, a);
+  }
+  return [...seen.values()];
 }
 
 /** Addresses of an Allocated child, as family-tagged keys, or undefined when it is not Allocated. */
@@ -300,14 +305,10 @@ export function planNetwork(input: PlanInput): Plan {
       });
     } else {
       const services = input.inventory.services ?? [];
-      const used = new Set(
-        services.flatMap((s) => (s.ingressIPs ?? []).flatMap((ip) => addressKey(ip) ?? [])),
-      );
-      const isUsed = (r: { family: number; start: bigint; end: bigint }) =>
-        [...used].some((k) => {
-          const [f, v] = k.split(":");
-          return Number(f) === r.family && BigInt(v!) >= r.start && BigInt(v!) <= r.end;
-        });
+      const used = distinctAddresses(services.flatMap((s) => s.ingressIPs ?? []));
+      /** How many Service IPs fall in a range. */
+      const usedIn = (r: { family: number; start: bigint; end: bigint }) =>
+        used.filter((a) => a.family === r.family && a.value >= r.start && a.value <= r.end).length;
       let demand = 0;
       for (const s of services) {
         if ((s.ingressIPs ?? []).length) continue;
@@ -325,7 +326,7 @@ export function planNetwork(input: PlanInput): Plan {
           keptGrowth.push(c);
           continue;
         }
-        if (isUsed(r)) {
+        if (usedIn(r) > 0) {
           delete memory.unusedSince[c.name];
           keptGrowth.push(c);
           continue;
@@ -343,13 +344,7 @@ export function planNetwork(input: PlanInput): Plan {
       desired.push(...keptGrowth.map((c) => c.keep));
       const supply = inFlightCount + keptGrowth.reduce((n, c) => {
         const r = rangeOf(c.value);
-        if (!r) return n + countOf(c.value);
-        let free = Number(r.end - r.start + 1n);
-        for (const k of used) {
-          const [f, v] = k.split(":");
-          if (Number(f) === r.family && BigInt(v!) >= r.start && BigInt(v!) <= r.end) free--;
-        }
-        return n + free;
+        return n + (r ? Number(r.end - r.start + 1n) - usedIn(r) : countOf(c.value));
       }, 0);
       let allocated = inFlightCount +
         [initial, ...keptGrowth].reduce((n, c) => n + (c ? countOf(c.value) : 0), 0);
@@ -451,6 +446,3 @@ export function planNetwork(input: PlanInput): Plan {
 function sortKeys<T>(o: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]!]));
 }
-
-/** The API group/version of IPAllocation children, as declared in the CompositeController. */
-export const IPALLOCATION_API = API_VERSION;

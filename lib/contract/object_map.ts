@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type KubeObject, objectKey } from "./object.ts";
+import type { KubeObject } from "./object.ts";
 
 /**
  * An object inside a map: identity checked here, everything else kept as sent. Maps can hold thousands of
@@ -120,11 +120,6 @@ export function buildObject<T extends Record<string, unknown>>(
   body: T,
 ): Desired<T> {
   return { apiVersion: type.apiVersion, kind: type.kind, metadata, ...body } as Desired<T>;
-}
-
-/** Returns the objects of a group keyed like Metacontroller keys them; for tests and fixtures. */
-export function toGroup(objects: readonly KubeObject[]): Record<string, KubeObject> {
-  return Object.fromEntries(objects.map((o) => [objectKey(o), o]));
 }
 
 /** Metadata the API server owns; never part of a desired object. */
