@@ -309,4 +309,33 @@ Deno.test("edge cases that break naive code", async (t) => {
     assert.equal(granted(a, 16), "fd00:1:2:1::-fd00:1:2:1::f");
     assert.equal(granted(a, 1n << 64n), "fd00:1:2:1::10-fd00:1:2:2::f");
   });
+  await t.step("an IPv6 /64 (BigInt free list): pin, conflict, release, best-fit between far blocks", () => {
+    const a = pool({ cidr: "fd00:7::/64", reserved: [{ cidr: "fd00:7::/120" }] });
+    assert.ok(a.pin("fd00:7::ffff:0:0:0", "fd00:7::ffff:0:0:f").ok);
+    const conflict = a.pin("fd00:7::fffe:ffff:ffff:fffe", "fd00:7::ffff:0:0:1");
+    assert.ok(!conflict.ok);
+    assert.equal(
+      conflict.error.message,
+      "pinned range conflicts at IP fd00:7:0:0:ffff:: (reserved or already allocated)",
+    );
+    assert.ok(a.pin("fd00:7::100", "fd00:7::10f").ok);
+    assert.equal(
+      granted(a, 8),
+      "fd00:7::ffff:0:0:10-fd00:7::ffff:0:0:17",
+      "the smaller of two blocks of 2^48 and 2^60 addresses",
+    );
+    const x = a.pin("fd00:7::ffff:0:0:20", "fd00:7::ffff:0:0:27");
+    assert.ok(x.ok);
+    assert.equal(
+      granted(a, 8),
+      "fd00:7::ffff:0:0:18-fd00:7::ffff:0:0:1f",
+      "the 8-address gap left before the pin",
+    );
+    assert.equal(a.release(x.value), true);
+    assert.deepEqual(a.freeBlocks().map((b) => formatSpan(6, b)), [
+      "fd00:7::110-fd00:7::fffe:ffff:ffff:ffff",
+      "fd00:7::ffff:0:0:20-fd00:7::ffff:ffff:ffff:ffff",
+    ]);
+    assert.equal(a.capacity().allocated, 16n + 16n + 8n + 8n);
+  });
 });
