@@ -96,7 +96,10 @@ export class Allocator {
   }
 
   #own(): Range[] {
-    if (!this.#owned) [this.#allocations, this.#owned] = [[...this.#allocations], true];
+    if (!this.#owned) {
+      this.#allocations = [...this.#allocations];
+      this.#owned = true;
+    }
     return this.#allocations as Range[];
   }
 

@@ -58,16 +58,6 @@ export function createFreeList(
     : new RangeFreeList(allocatable, reserved);
 }
 
-/** Sorts by start: the input itself when already sorted. */
-function byStart(ranges: readonly Range[]): readonly Range[] {
-  for (let i = 1; i < ranges.length; i++) {
-    if (ranges[i]!.start < ranges[i - 1]!.start) {
-      return [...ranges].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
-    }
-  }
-  return ranges;
-}
-
 /**
  * BigInt-to-number conversion through a typed array: storing a BigInt into a `BigUint64Array` keeps its low 64
  * bits without allocating, and reading the two 32-bit halves back costs a fraction of `Number(bigint)`; with
@@ -155,9 +145,9 @@ export class OffsetFreeList implements FreeList {
     this.#sweep(allocations);
   }
 
-  /** The usable spans minus `used`; sorted input is swept once, anything else is sorted first. */
+  /** The usable spans minus `used`; sorted input is swept once, anything else is sorted and merged first. */
   #sweep(used: readonly Range[]): void {
-    if (!this.#sweepSorted(used)) this.#sweepSorted(byStart(used));
+    if (!this.#sweepSorted(used)) this.#sweepSorted(normalizeRanges(used));
   }
 
   /**
@@ -311,7 +301,7 @@ export class RangeFreeList implements FreeList {
   }
 
   rebuild(allocations: readonly Range[]): void {
-    this.#set(subtractRanges(this.#usable, normalizeRanges(byStart(allocations))));
+    this.#set(subtractRanges(this.#usable, normalizeRanges(allocations)));
   }
 
   takeBestFit(n: bigint): bigint | undefined {
