@@ -6,10 +6,9 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { readLedger, syncNetworkPool } from "../../hooks/networkpool/mod.ts";
-import { DecoratorRequest } from "../../lib/contract/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { readLedger } from "../../hooks/networkpool/mod.ts";
 import { overlaps, parseCidr, type Range } from "../../lib/ipam/mod.ts";
+import { syncPool } from "./sync_pool.ts";
 
 type Event =
   | { t: "create"; count: number; pin?: number }
@@ -102,28 +101,11 @@ function simulate(events: Event[], fenced = true): void {
       const related = Object.fromEntries(
         snapshots[informerPos]!.map((a) => [`team-a/${a.metadata.name}`, a]),
       );
-      const request = DecoratorRequest.parse({
-        controller: {},
-        object: {
-          apiVersion: "butler.butlerlabs.dev/v1alpha1",
-          kind: "NetworkPool",
-          metadata: {
-            name: "p",
-            namespace: "butler-system",
-            generation: 1,
-            resourceVersion: String(seen.rv),
-          },
-          spec: SPEC,
-          ...(seen.status === undefined ? {} : { status: seen.status }),
-        },
-        attachments: {},
-        related: { "IPAllocation.butler.butlerlabs.dev/v1alpha1": related },
-        finalizing: false,
-      });
-      const res = syncNetworkPool(request, {
-        now: new Date("2026-11-21T09:00:00Z"),
-        config: DEFAULT_HOOK_CONFIG,
-      });
+      const res = syncPool({
+        metadata: { name: "p", namespace: "butler-system", generation: 1, resourceVersion: String(seen.rv) },
+        spec: SPEC,
+        ...(seen.status === undefined ? {} : { status: seen.status }),
+      }, related);
       const current = versions[versions.length - 1]!;
       if (fenced && seen.rv !== current.rv) continue; // 409 Conflict: the write is dropped, the hook runs again later
       const before = ledgerOf(current.status);

@@ -8,12 +8,10 @@ import {
   MAX_FAILURES,
   MAX_GRANTS,
   readLedger,
-  syncNetworkPool,
   writeLedger,
 } from "../../hooks/networkpool/mod.ts";
 import { maxAddress } from "../../lib/ipam/mod.ts";
-import { DecoratorRequest } from "../../lib/contract/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { syncPool } from "./sync_pool.ts";
 
 Deno.test("ledger entries", async (t) => {
   await t.step("round trip", () => {
@@ -93,23 +91,11 @@ Deno.test("past MAX_GRANTS new allocations fail with a clear message", () => {
   const related = Object.fromEntries(
     Array.from({ length: MAX_GRANTS + 1 }, (_, i) => [`team-a/a${i}`, allocation(i)]),
   );
-  const request = DecoratorRequest.parse({
-    controller: {},
-    object: {
-      apiVersion: "butler.butlerlabs.dev/v1alpha1",
-      kind: "NetworkPool",
-      metadata: { name: "big", namespace: "butler-system", generation: 1 },
-      spec: { cidr: "10.0.0.0/16" },
-      status: { grants },
-    },
-    attachments: {},
-    related: { "IPAllocation.butler.butlerlabs.dev/v1alpha1": related },
-    finalizing: false,
-  });
-  const res = syncNetworkPool(request, {
-    now: new Date("2026-11-21T09:00:00Z"),
-    config: DEFAULT_HOOK_CONFIG,
-  });
+  const res = syncPool({
+    metadata: { name: "big", namespace: "butler-system", generation: 1 },
+    spec: { cidr: "10.0.0.0/16" },
+    status: { grants },
+  }, related);
   const status = res.status as { grants: Record<string, string>; failures: Record<string, string> };
   assert.equal(Object.keys(status.grants).length, MAX_GRANTS);
   assert.deepEqual(status.failures, { [uid(MAX_GRANTS)]: LEDGER_FULL_MESSAGE });
