@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { normalizeRanges, type Range, subtractRanges } from "./range.ts";
+import { normalizeRanges, type Range, rangeSize, subtractRanges } from "./range.ts";
 
 /** The free blocks of a pool: usable space (allocatable minus reserved) minus allocations. */
 export interface FreeList {
@@ -95,6 +95,7 @@ export class OffsetFreeList implements FreeList {
       starts: allocatable.map((r) => this.#from(r.start)),
       ends: allocatable.map((r) => this.#from(r.end)),
     };
+    // Swept against the reserved ranges, the allocatable ranges become the usable space every build starts from.
     this.#sweep(reserved);
     this.#usable = { starts: this.#starts, ends: this.#ends };
     this.total = this.available();
@@ -281,7 +282,7 @@ export class RangeFreeList implements FreeList {
 
   #set(blocks: readonly Range[]): void {
     this.#blocks = [...blocks];
-    this.#sizes = blocks.map((b) => b.end - b.start + 1n);
+    this.#sizes = blocks.map(rangeSize);
   }
 
   available(): bigint {
@@ -334,6 +335,6 @@ export class RangeFreeList implements FreeList {
 
   #replace(i: number, pieces: Range[]): void {
     this.#blocks.splice(i, 1, ...pieces);
-    this.#sizes.splice(i, 1, ...pieces.map((b) => b.end - b.start + 1n));
+    this.#sizes.splice(i, 1, ...pieces.map(rangeSize));
   }
 }
