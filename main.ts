@@ -30,13 +30,22 @@ const service = createApp({
   log,
 });
 
+function readTls(tls: NonNullable<typeof config.tls>): { cert: string; key: string } {
+  try {
+    return { cert: Deno.readTextFileSync(tls.certFile), key: Deno.readTextFileSync(tls.keyFile) };
+  } catch (err) {
+    fail(`cannot read TLS_CERT_FILE/TLS_KEY_FILE: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 const inflight = createInflightTracker();
 const server = Deno.serve({
   hostname: config.host,
   port: config.port,
+  ...(config.tls ? readTls(config.tls) : {}),
   onListen: ({ hostname, port }) =>
     log({
-      msg: `butler hooks listening on http://${hostname}:${port}`,
+      msg: `butler hooks listening on ${config.tls ? "https" : "http"}://${hostname}:${port}`,
       port,
       routes: service.routes.length,
       clockOverride: config.clockOverride,

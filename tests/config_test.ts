@@ -34,7 +34,14 @@ Deno.test("configuration from the environment", async (t) => {
     [{ BODY_LIMIT_BYTES: "-1" }, "BODY_LIMIT_BYTES must be an integer from 1024 to 1073741824"],
     [{ CLOCK_OVERRIDE: "yes" }, 'CLOCK_OVERRIDE must be "true" or "false"'],
     [{ SHUTDOWN_TIMEOUT_SECONDS: "0" }, "SHUTDOWN_TIMEOUT_SECONDS must be an integer from 1 to 600"],
+    [{ TLS_CERT_FILE: "/tls/tls.crt" }, "TLS_CERT_FILE and TLS_KEY_FILE must be set together"],
+    [{ TLS_KEY_FILE: "/tls/tls.key" }, "TLS_CERT_FILE and TLS_KEY_FILE must be set together"],
   ];
+  await t.step("TLS files are read together", () => {
+    const r = loadConfig({ TLS_CERT_FILE: "/tls/tls.crt", TLS_KEY_FILE: "/tls/tls.key" });
+    assert.ok(r.ok);
+    assert.deepEqual(r.config.tls, { certFile: "/tls/tls.crt", keyFile: "/tls/tls.key" });
+  });
   for (const [env, message] of bad) {
     await t.step(`rejects ${JSON.stringify(env)}`, () => {
       const r = loadConfig(env);

@@ -31,6 +31,11 @@ const EnvSchema = z.object({
   SHUTDOWN_DRAIN_SECONDS: int("SHUTDOWN_DRAIN_SECONDS", 0, 300, 0),
   SHUTDOWN_TIMEOUT_SECONDS: int("SHUTDOWN_TIMEOUT_SECONDS", 1, 600, 25),
   OIDC_GROUPS_PREFIX: z.string().default(""),
+  TLS_CERT_FILE: z.string().optional(),
+  TLS_KEY_FILE: z.string().optional(),
+}).refine((e) => (e.TLS_CERT_FILE === undefined) === (e.TLS_KEY_FILE === undefined), {
+  message: "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
+  path: ["TLS_CERT_FILE"],
 });
 
 /** The names of every environment variable the service reads. */
@@ -50,6 +55,8 @@ export interface Config {
   readonly shutdownDrainSeconds: number;
   /** Seconds to wait for in-flight requests before giving up. */
   readonly shutdownTimeoutSeconds: number;
+  /** PEM certificate chain and key files to serve HTTPS with; plain HTTP when unset. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string };
   /** What reaches hook logic. */
   readonly hook: HookConfig;
 }
@@ -88,6 +95,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       clockOverride: e.CLOCK_OVERRIDE,
       shutdownDrainSeconds: e.SHUTDOWN_DRAIN_SECONDS,
       shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
+      ...(e.TLS_CERT_FILE && e.TLS_KEY_FILE
+        ? { tls: { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } }
+        : {}),
       hook: { oidcGroupsPrefix: e.OIDC_GROUPS_PREFIX },
     },
   };
