@@ -1,0 +1,212 @@
+/**
+ * The real API server tier's view of its cluster: the control plane started by `tests/api/run.ts` (its state
+ * directory in `BUTLER_TEST_CLUSTER`), kubectl against it, impersonation, and kubectl-validate.
+ *
+ * @module
+ */
+import { parse } from "yaml";
+
+/** Files the control plane wrote: kubeconfig, its CA, and a serving pair for the hook service (127.0.0.1). */
+export interface Cluster {
+  readonly dir: string;
+  readonly kubeconfig: string;
+  readonly caFile: string;
+  readonly hookCertFile: string;
+  readonly hookKeyFile: string;
+  readonly server: string;
+}
+
+/** The cluster of this test run; fails with what to run when the tier was started another way. */
+export function cluster(): Cluster {
+  const dir = Deno.env.get("BUTLER_TEST_CLUSTER");
+  if (!dir) {
+    throw new Error("BUTLER_TEST_CLUSTER is not set: run the real API server tier with `deno task test:api`");
+  }
+  return {
+    dir,
+    kubeconfig: `${dir}/kubeconfig`,
+    caFile: `${dir}/ca.crt`,
+    hookCertFile: `${dir}/hook.crt`,
+    hookKeyFile: `${dir}/hook.key`,
+    server: Deno.readTextFileSync(`${dir}/ready`).trim(),
+  };
+}
+
+/** The repository root, with no trailing slash. */
+export const ROOT: string = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+
+/** What a command printed and how it ended. */
+export interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Who kubectl acts as: the admin by default, or an impersonated user with groups. */
+export interface As {
+  readonly user: string;
+  readonly groups?: readonly string[];
+}
+
+/** Runs kubectl against the test cluster (never the user's own kubeconfig). */
+export async function kubectl(
+  args: readonly string[],
+  options: { stdin?: string; as?: As } = {},
+): Promise<Run> {
+  const as = options.as
+    ? [`--as=${options.as.user}`, ...(options.as.groups ?? []).map((g) => `--as-group=${g}`)]
+    : [];
+  const child = new Deno.Command("kubectl", {
+    args: [`--kubeconfig=${cluster().kubeconfig}`, ...as, ...args],
+    cwd: ROOT,
+    stdin: options.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.stdin));
+    await writer.close();
+  }
+  const out = await child.output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** kubectl that must succeed; returns stdout. */
+export async function kubectlOk(
+  args: readonly string[],
+  options: { stdin?: string; as?: As } = {},
+): Promise<string> {
+  const r = await kubectl(args, options);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Reads one object as JSON, or `undefined` when it does not exist. */
+export async function getObject(
+  resource: string,
+  name: string,
+  namespace?: string,
+): Promise<Record<string, unknown> | undefined> {
+  const r = await kubectl(["get", resource, name, ...(namespace ? ["-n", namespace] : []), "-o", "json"]);
+  if (r.code !== 0) {
+    if (/NotFound|not found/.test(r.stderr)) return undefined;
+    throw new Error(`kubectl get ${resource} ${name}: ${r.stderr}`);
+  }
+  return JSON.parse(r.stdout);
+}
+
+/** Creates namespaces that do not exist yet. */
+export async function ensureNamespaces(names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    const yaml = `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}\n`;
+    await kubectlOk(["apply", "--server-side", "--field-manager=butler-tests", "-f", "-"], { stdin: yaml });
+  }
+}
+
+/** Runs kubectl-validate (path in `KUBECTL_VALIDATE`) with our CRDs and the test Metacontroller CRDs. */
+export async function kubectlValidate(paths: readonly string[]): Promise<Run> {
+  const bin = Deno.env.get("KUBECTL_VALIDATE");
+  if (!bin) {
+    throw new Error("KUBECTL_VALIDATE is not set: run the real API server tier with `deno task test:api`");
+  }
+  const out = await new Deno.Command(bin, {
+    args: [
+      ...paths,
+      "--local-crds",
+      `${ROOT}/manifests/crds`,
+      "--local-crds",
+      `${ROOT}/tests/api/crds`,
+      "--version",
+      "1.30",
+      "--output",
+      "json",
+    ],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** Every YAML file below a directory, sorted. */
+export function yamlFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of Deno.readDirSync(dir)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) out.push(...yamlFiles(path));
+    else if (/\.ya?ml$/.test(entry.name)) out.push(path);
+  }
+  return out.sort();
+}
+
+/** An example that must be refused, with the message its `# expect:` line gives. */
+export interface InvalidExample {
+  readonly path: string;
+  readonly expect: string;
+  readonly object: { kind: string; metadata: { name: string; namespace?: string } };
+}
+
+/** The examples under `examples/invalid/`, each with its expected message. */
+export function invalidExamples(): InvalidExample[] {
+  return yamlFiles(`${ROOT}/examples/invalid`).map((path) => {
+    const text = Deno.readTextFileSync(path);
+    const expect = /^# expect: (.+)$/m.exec(text)?.[1];
+    if (!expect) throw new Error(`${path}: no "# expect: <message>" line`);
+    return { path, expect, object: parse(text) };
+  });
+}
+
+/** The admin token of the test cluster (from its kubeconfig). */
+function adminToken(): string {
+  const config = parse(Deno.readTextFileSync(cluster().kubeconfig)) as {
+    users: { user: { token: string } }[];
+  };
+  return config.users[0]!.user.token;
+}
+
+/**
+ * One request to the API server as the admin (or impersonating `as`). The CA is trusted through `DENO_CERT`,
+ * which `run.ts` sets. Returns the status and the parsed body.
+ */
+export async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { as?: As; contentType?: string } = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const headers = new Headers({
+    authorization: `Bearer ${adminToken()}`,
+    accept: "application/json",
+    "content-type": options.contentType ?? "application/json",
+  });
+  if (options.as) {
+    headers.set("impersonate-user", options.as.user);
+    for (const g of options.as.groups ?? []) headers.append("impersonate-group", g);
+  }
+  const res = await fetch(`${cluster().server}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : {} };
+}
+
+let installed: Promise<void> | undefined;
+
+/**
+ * Installs the test Metacontroller CRDs and `kubectl apply --server-side -k manifests/` (strict field validation),
+ * then waits for every CRD to be established. Idempotent and done once per test process.
+ */
+export function installManifests(): Promise<void> {
+  installed ??= (async () => {
+    await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "tests/api/crds/"]);
+    await kubectlOk(["apply", "--server-side", "--validate=strict", "-k", "manifests/"]);
+    await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+  })();
+  return installed;
+}

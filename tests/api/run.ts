@@ -1,0 +1,76 @@
+/**
+ * `deno task test:api`: the real API server tier. Builds (once, cached) the test control plane and
+ * kubectl-validate from Go modules, starts kube-apiserver with etcd and the namespace/garbage-collector
+ * controllers on loopback, runs every `tests/api/*.api.ts` test against it, and stops it. The exit code is the
+ * test run's.
+ *
+ * @module
+ */
+import { controlPlaneBinary, kubectlValidateBinary, KUBERNETES_VERSION } from "./tools.ts";
+import { ROOT } from "./cluster.ts";
+
+/** Starts the control plane in a new state directory; resolves once it is ready. */
+export async function startControlPlane(
+  bin: string,
+  options: { controllers?: boolean } = {},
+): Promise<{ dir: string; server: string; stop: () => Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix: "butler-test-cluster-" });
+  const child = new Deno.Command(bin, {
+    args: ["-dir", dir, ...(options.controllers ? ["-controllers"] : [])],
+    stdin: "piped", // our exit closes it, which stops the control plane
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const log = await Deno.open(`${dir}/control-plane.log`, { write: true, create: true });
+  const logging = child.stderr.pipeTo(log.writable).catch(() => {});
+  const started = Date.now();
+  let exited = false;
+  child.status.then(() => exited = true);
+  while (true) {
+    try {
+      const server = Deno.readTextFileSync(`${dir}/ready`).trim();
+      console.log(
+        `control plane ready at ${server} in ${((Date.now() - started) / 1000).toFixed(1)} s (${dir})`,
+      );
+      return {
+        dir,
+        server,
+        stop: async () => {
+          try {
+            child.kill("SIGTERM");
+          } catch { /* already gone */ }
+          await child.status;
+          await logging;
+        },
+      };
+    } catch { /* not ready yet */ }
+    if (exited || Date.now() - started > 180_000) {
+      await logging;
+      const tail = Deno.readTextFileSync(`${dir}/control-plane.log`).split("\n").slice(-30).join("\n");
+      throw new Error(`the control plane did not become ready:\n${tail}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+if (import.meta.main) {
+  const [plane, validate] = [await controlPlaneBinary(), await kubectlValidateBinary()];
+  console.log(`real API server tier: Kubernetes ${KUBERNETES_VERSION}`);
+  const cp = await startControlPlane(plane, { controllers: true });
+  const files = [...Deno.readDirSync(`${ROOT}/tests/api`)].map((e) => e.name).filter((n) =>
+    n.endsWith(".api.ts")
+  )
+    .sort().map((n) => `tests/api/${n}`);
+  const test = new Deno.Command(Deno.execPath(), {
+    args: ["test", "--allow-all", ...Deno.args, ...files],
+    cwd: ROOT,
+    env: { BUTLER_TEST_CLUSTER: cp.dir, KUBECTL_VALIDATE: validate, DENO_CERT: `${cp.dir}/ca.crt` },
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  const status = await test.status;
+  await cp.stop();
+  if (status.success) await Deno.remove(cp.dir, { recursive: true });
+  else console.log(`control plane state and log kept in ${cp.dir}`);
+  Deno.exit(status.code);
+}

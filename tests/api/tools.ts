@@ -1,0 +1,68 @@
+/**
+ * The Go tools of the real API server tier, built from Go modules once and cached: the test control plane
+ * (`tests/apiserver`, kube-apiserver + etcd + the namespace and garbage collector controllers in one binary) and
+ * `kubectl-validate`. The cache key of the control plane is a hash of its sources, so a change rebuilds it.
+ *
+ * @module
+ */
+
+/** Kubernetes version of the test control plane (the `k8s.io/kubernetes` module in tests/apiserver/go.mod). */
+export const KUBERNETES_VERSION = "1.35.4";
+/** Pinned kubectl-validate release. */
+export const KUBECTL_VALIDATE_VERSION = "v0.0.4";
+
+const root = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+
+/** Where built tools are kept between runs: `BUTLER_TEST_CACHE`, else `~/.cache/butler-test`. */
+export function cacheDir(): string {
+  return Deno.env.get("BUTLER_TEST_CACHE") ?? `${Deno.env.get("HOME") ?? "/tmp"}/.cache/butler-test`;
+}
+
+async function sha256(paths: string[]): Promise<string> {
+  const parts = paths.map((p) => Deno.readFileSync(`${root}/${p}`));
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    all.set(p, offset);
+    offset += p.length;
+  }
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", all));
+  return Array.from(digest.slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function go(args: string[], cwd: string, env: Record<string, string> = {}): Promise<void> {
+  const child = new Deno.Command("go", { args, cwd, env, stdout: "inherit", stderr: "inherit" }).spawn();
+  const status = await child.status;
+  if (!status.success) throw new Error(`go ${args.join(" ")} failed (exit ${status.code})`);
+}
+
+/** Builds (or finds in the cache) the test control plane binary and returns its path. */
+export async function controlPlaneBinary(): Promise<string> {
+  const key = await sha256(["tests/apiserver/go.mod", "tests/apiserver/go.sum", "tests/apiserver/main.go"]);
+  const bin = `${cacheDir()}/butler-test-apiserver-${KUBERNETES_VERSION}-${key}`;
+  if (!exists(bin)) {
+    console.log(`building the test control plane (Kubernetes ${KUBERNETES_VERSION}) into ${bin}`);
+    await go(["build", "-trimpath", "-o", bin, "."], `${root}/tests/apiserver`);
+  }
+  return bin;
+}
+
+/** Installs (or finds in the cache) the pinned kubectl-validate and returns its path. */
+export async function kubectlValidateBinary(): Promise<string> {
+  const dir = `${cacheDir()}/kubectl-validate-${KUBECTL_VALIDATE_VERSION}`;
+  const bin = `${dir}/kubectl-validate`;
+  if (!exists(bin)) {
+    console.log(`installing kubectl-validate ${KUBECTL_VALIDATE_VERSION} into ${dir}`);
+    await go(["install", `sigs.k8s.io/kubectl-validate@${KUBECTL_VALIDATE_VERSION}`], root, { GOBIN: dir });
+  }
+  return bin;
+}
