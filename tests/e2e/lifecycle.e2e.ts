@@ -1,0 +1,180 @@
+/**
+ * Whole lifecycles with real Metacontroller calling the real hook service on a real API server: a Team gets its
+ * namespace and RBAC; a static-IPAM TenantCluster gets IPAllocations from the pool's ledger and its MetalLB
+ * ConfigMap; deleting it releases every address and removes every finalizer; deleting the Team removes its
+ * namespace.
+ */
+import assert from "node:assert/strict";
+import { getObject, kubectl, kubectlOk } from "../api/cluster.ts";
+
+// deno-lint-ignore no-explicit-any
+type Obj = Record<string, any>;
+
+/** Polls `check` until it returns a value (not undefined) or the deadline passes; the last error explains. */
+async function eventually<T>(what: string, check: () => Promise<T | undefined>, seconds = 60): Promise<T> {
+  const deadline = Date.now() + seconds * 1000;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`timed out after ${seconds} s waiting for ${what}${last ? `: ${last}` : ""}`);
+}
+
+const conditionTrue = (o: Obj | undefined, type: string) =>
+  (o?.status?.conditions ?? []).some((c: Obj) => c.type === type && c.status === "True");
+
+Deno.test("install: the controllers point at the hook service", async () => {
+  const hooks = Deno.env.get("BUTLER_HOOKS_URL");
+  assert.ok(hooks, "BUTLER_HOOKS_URL is set by tests/e2e/run.ts");
+  await kubectlOk(["apply", "--server-side", "-f", "tests/api/crds/"]);
+  await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+  const rendered = await kubectlOk(["kustomize", "manifests/"]);
+  const pointed = rendered.replaceAll("http://butler-hooks.butler-system/", `${hooks}/`);
+  assert.notEqual(pointed, rendered);
+  await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "-"], { stdin: pointed });
+  await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+});
+
+Deno.test("Team: namespace, RoleBindings and ClusterRoles, then deletion", async (t) => {
+  await kubectlOk(["apply", "--server-side", "-f", "examples/teams/payments.yaml"]);
+  await t.step("the namespace team-payments appears and the Team is Ready", async () => {
+    await eventually("namespace team-payments", () => getObject("namespace", "team-payments"));
+    const team = await eventually("Team payments Ready", async () => {
+      const o = await getObject("team", "payments") as Obj | undefined;
+      return o?.status?.phase === "Ready" ? o : undefined;
+    });
+    assert.equal(team.status.namespace, "team-payments");
+  });
+  await t.step("each member is bound in the team namespace, and the Team has its ClusterRoles", async () => {
+    const bindings = await eventually("three RoleBindings", async () => {
+      const list = JSON.parse(await kubectlOk(["get", "rolebindings", "-n", "team-payments", "-o", "json"]));
+      return list.items.length >= 3 ? list.items as Obj[] : undefined;
+    });
+    const subjects = bindings.flatMap((b) => (b.subjects ?? []).map((s: Obj) => `${s.kind}:${s.name}`))
+      .sort();
+    for (const user of ["alice@example.com", "bob@example.com", "carol@example.com"]) {
+      assert.ok(subjects.includes(`User:${user}`), `${user} is bound: ${subjects}`);
+    }
+    const roles = await kubectlOk([
+      "get",
+      "clusterroles",
+      "-l",
+      "butler.butlerlabs.dev/team=payments",
+      "-o",
+      "name",
+    ]);
+    assert.ok(roles.trim().split("\n").length >= 1, roles);
+  });
+  await t.step("deleting the Team removes its namespace and then the Team", async () => {
+    await kubectlOk(["delete", "team", "payments", "--wait=false"]);
+    await eventually(
+      "Team payments gone",
+      async () => (await getObject("team", "payments")) ? undefined : true,
+      120,
+    );
+    await eventually(
+      "namespace team-payments gone",
+      async () => (await getObject("namespace", "team-payments")) ? undefined : true,
+      120,
+    );
+  });
+});
+
+Deno.test("TenantCluster with static IPAM: allocations, ledger, MetalLB, and release on deletion", async (t) => {
+  const apply = (path: string) => kubectlOk(["apply", "--server-side", "-f", path]);
+  await kubectlOk([
+    "create",
+    "secret",
+    "generic",
+    "harvester-kubeconfig",
+    "-n",
+    "butler-system",
+    "--from-literal=kubeconfig=apiVersion: v1",
+  ]);
+  await apply("examples/ipam/single-pool/");
+  await apply("examples/teams/platform.yaml");
+  await eventually("namespace team-platform", () => getObject("namespace", "team-platform"));
+  await apply("examples/tenantclusters/prod-cluster.yaml");
+
+  await t.step("the TenantCluster becomes Ready with 8 LB addresses and 5 node addresses", async () => {
+    const tc = await eventually("TenantCluster Ready", async () => {
+      const o = await getObject("tenantcluster", "prod-cluster", "team-platform") as Obj | undefined;
+      return o?.status?.phase === "Ready" ? o : undefined;
+    }, 120);
+    assert.deepEqual(tc.status.loadBalancer.addresses.length, 1);
+    const allocations = JSON.parse(
+      await kubectlOk(["get", "ipallocations", "-n", "team-platform", "-o", "json"]),
+    )
+      .items as Obj[];
+    const byName = Object.fromEntries(allocations.map((a) => [a.metadata.name, a]));
+    assert.equal(byName["prod-cluster-lb"]?.status?.phase, "Allocated");
+    assert.equal(byName["prod-cluster-nodes"]?.status?.phase, "Allocated");
+    assert.equal(byName["prod-cluster-lb"].status.allocatedCount, 8);
+    assert.equal(byName["prod-cluster-nodes"].status.allocatedCount, 5);
+  });
+  await t.step("the pool's ledger holds both grants", async () => {
+    const pool = await eventually("pool with 2 grants", async () => {
+      const o = await getObject("networkpool", "lab-pool", "butler-system") as Obj | undefined;
+      return o?.status?.allocationCount === 2 ? o : undefined;
+    });
+    assert.equal(Object.keys(pool.status.grants).length, 2);
+    assert.equal(pool.status.allocatedIPs, 13);
+    assert.ok(conditionTrue(pool, "Ready"));
+  });
+  await t.step("the MetalLB ConfigMap carries the LB range", async () => {
+    const cm = await eventually(
+      "ConfigMap prod-cluster-metallb",
+      () => getObject("configmap", "prod-cluster-metallb", "team-platform"),
+    ) as Obj;
+    const text = Object.values(cm.data as Record<string, string>).join("\n");
+    const tc = await getObject("tenantcluster", "prod-cluster", "team-platform") as Obj;
+    assert.ok(text.includes(tc.status.loadBalancer.addresses[0]), text);
+  });
+  await t.step("deleting the TenantCluster releases every address and removes every finalizer", async () => {
+    await kubectlOk(["delete", "tenantcluster", "prod-cluster", "-n", "team-platform", "--wait=false"]);
+    await eventually(
+      "TenantCluster gone",
+      async () => (await getObject("tenantcluster", "prod-cluster", "team-platform")) ? undefined : true,
+      120,
+    );
+    const left = await kubectlOk(["get", "ipallocations", "-n", "team-platform", "-o", "name"]);
+    assert.equal(left.trim(), "");
+    const pool = await eventually("empty ledger", async () => {
+      const o = await getObject("networkpool", "lab-pool", "butler-system") as Obj | undefined;
+      return o?.status?.allocationCount === 0 ? o : undefined;
+    });
+    assert.deepEqual(pool.status.grants ?? {}, {});
+  });
+  await t.step("the pool, provider and Team can then be deleted", async () => {
+    for (
+      const args of [["team", "platform"], ["providerconfig", "harvester-lab", "-n", "butler-system"], [
+        "networkpool",
+        "lab-pool",
+        "-n",
+        "butler-system",
+      ]]
+    ) {
+      await kubectlOk(["delete", ...args, "--wait=false"]);
+    }
+    for (
+      const [kind, name, ns] of [["team", "platform"], ["providerconfig", "harvester-lab", "butler-system"], [
+        "networkpool",
+        "lab-pool",
+        "butler-system",
+      ]]
+    ) {
+      await eventually(
+        `${kind} ${name} gone`,
+        async () => (await getObject(kind!, name!, ns)) ? undefined : true,
+        120,
+      );
+    }
+  });
+  await kubectl(["delete", "secret", "harvester-kubeconfig", "-n", "butler-system", "--ignore-not-found"]);
+});

@@ -1,0 +1,106 @@
+/**
+ * `deno task test:e2e`: the real controller tier. Starts the test control plane (as `deno task test:api` does),
+ * the hook service on loopback, and the Metacontroller binary given in `METACONTROLLER_BIN` (>= 4.16), installs
+ * `manifests/` with the controllers pointed at the hook service, and runs every `tests/e2e/*.e2e.ts` lifecycle
+ * against them. This project never builds Metacontroller: bring your own binary.
+ *
+ * @module
+ */
+import { ROOT } from "../api/cluster.ts";
+import { startControlPlane } from "../api/run.ts";
+import { controlPlaneBinary, KUBERNETES_VERSION } from "../api/tools.ts";
+
+const metacontroller = Deno.env.get("METACONTROLLER_BIN");
+if (!metacontroller) {
+  console.error(
+    "deno task test:e2e needs METACONTROLLER_BIN: the path of a Metacontroller (>= 4.16) binary, built from\n" +
+      "its repository (github.com/metacontroller/metacontroller) outside this project. Nothing else is needed:\n" +
+      "the Kubernetes control plane is built from Go modules as for `deno task test:api`.",
+  );
+  Deno.exit(2);
+}
+
+/** A free TCP port on loopback (closed again before it is used). */
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+async function waitHttp(url: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      const res = await fetch(url);
+      await res.body?.cancel();
+      if (res.ok) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+const plane = await startControlPlane(await controlPlaneBinary(), { controllers: true });
+console.log(`real controller tier: Kubernetes ${KUBERNETES_VERSION}, Metacontroller ${metacontroller}`);
+const hookPort = freePort();
+/**
+ * Starts a process whose output goes straight to a log file. A pipe nobody reads would fill up and block the
+ * process on its next log line (Metacontroller logs a lot at level 4).
+ */
+function spawnLogged(argv: string[], log: string, env: Record<string, string>): Deno.ChildProcess {
+  return new Deno.Command("bash", {
+    args: ["-c", 'exec "$@" > "$LOG" 2>&1', "bash", ...argv],
+    cwd: ROOT,
+    env: { ...env, LOG: log },
+    stdin: "null",
+  }).spawn();
+}
+
+const hooks = spawnLogged(
+  [Deno.execPath(), "run", "--allow-net", "--allow-env", "--allow-read", "main.ts"],
+  `${plane.dir}/hooks.log`,
+  { PORT: String(hookPort), HOST: "127.0.0.1" },
+);
+await waitHttp(`http://127.0.0.1:${hookPort}/readyz`);
+
+const mc = spawnLogged(
+  [
+    metacontroller,
+    "--discovery-interval=2s",
+    `--metrics-address=127.0.0.1:${freePort()}`,
+    `--health-probe-bind-address=127.0.0.1:${freePort()}`,
+    "--zap-log-level=4",
+  ],
+  `${plane.dir}/metacontroller.log`,
+  { KUBECONFIG: `${plane.dir}/kubeconfig` },
+);
+
+const test = new Deno.Command(Deno.execPath(), {
+  args: [
+    "test",
+    "--allow-all",
+    ...Deno.args,
+    ...[...Deno.readDirSync(`${ROOT}/tests/e2e`)].map((e) => e.name).filter((n) => n.endsWith(".e2e.ts"))
+      .sort()
+      .map((n) => `tests/e2e/${n}`),
+  ],
+  cwd: ROOT,
+  env: {
+    BUTLER_TEST_CLUSTER: plane.dir,
+    DENO_CERT: `${plane.dir}/ca.crt`,
+    BUTLER_HOOKS_URL: `http://127.0.0.1:${hookPort}`,
+  },
+  stdout: "inherit",
+  stderr: "inherit",
+}).spawn();
+const status = await test.status;
+for (const child of [mc, hooks]) {
+  try {
+    child.kill("SIGKILL");
+  } catch { /* already gone */ }
+  await child.status;
+}
+await plane.stop();
+if (status.success) await Deno.remove(plane.dir, { recursive: true });
+else console.log(`control plane state and logs (hooks.log, metacontroller.log) kept in ${plane.dir}`);
+Deno.exit(status.code);
