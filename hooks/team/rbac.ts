@@ -1,5 +1,6 @@
 import { GROUP, LABELS } from "../../lib/butler/mod.ts";
 import { buildObject, type KubeObject, type TypeRef } from "../../lib/contract/mod.ts";
+import { formatQuantity, parseQuantity } from "../../lib/quantity/mod.ts";
 import type { SubjectAccess } from "./access.ts";
 import { groupSubject } from "./groups.ts";
 import type { Role, TeamSpec } from "./schema.ts";
@@ -48,6 +49,30 @@ export function roleBindingName(kind: "User" | "Group", subject: string): string
   const key = kind === "User" ? subject.toLowerCase() : subject;
   const base = sanitize(subject).slice(0, 40).replace(/-+$/, "");
   return `butler-${kind.toLowerCase()}-${base ? `${base}-` : ""}${shortHash(`${kind}:${key}`)}`;
+}
+
+/** The resource lists of a LimitRange item. The server also fills in `default`/`defaultRequest` from `max`/`min`
+ * for containers; those are additions the three-way merge keeps, so they need not be asked for. */
+const LIMIT_RANGE_LISTS = ["max", "min", "default", "defaultRequest", "maxLimitRequestRatio"];
+
+/**
+ * Rewrites the quantities of the named resource lists in their canonical form (`1000m` -> `1`, `1024Mi` ->
+ * `1Gi`), the form the API server stores: a child asked for in another form would differ from what is stored
+ * and be updated on every sync. A value that does not parse is left for the API server to refuse.
+ */
+export function canonicalQuantities(obj: unknown, lists: readonly string[]): Record<string, unknown> {
+  const out = { ...(obj as Record<string, unknown>) };
+  for (const key of lists) {
+    const list = out[key];
+    if (!list || typeof list !== "object" || Array.isArray(list)) continue;
+    out[key] = Object.fromEntries(
+      Object.entries(list).map(([resource, value]) => {
+        const q = typeof value === "string" || typeof value === "number" ? parseQuantity(value) : undefined;
+        return [resource, q?.ok ? formatQuantity(q.value) : value];
+      }),
+    );
+  }
+  return out;
 }
 
 function labels(team: string): Record<string, string> {
@@ -107,20 +132,35 @@ export function desiredChildren(
   for (const [name, verbs] of perTeam) {
     children.push(buildObject(CHILD_TYPES.ClusterRole, { name, labels: l }, { rules: teamRule(verbs) }));
   }
+  // One binding per subject kind: Metacontroller merges `subjects` as a list keyed by name, so a User and a
+  // Group of the same name in one binding would collapse into one of them. A binding with no subject is left
+  // out (the API server drops an empty list, which would make every sync an update).
   for (const [name, , members] of perTeam) {
-    children.push(buildObject(CHILD_TYPES.ClusterRoleBinding, { name, labels: l }, {
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-      subjects: members.map((s) => subjectOf(s, groupsPrefix)),
-    }));
+    for (const [kind, suffix] of [["User", ""], ["Group", "-groups"]] as const) {
+      const of = members.filter((s) => s.kind === kind);
+      if (of.length === 0) continue;
+      children.push(buildObject(CHILD_TYPES.ClusterRoleBinding, { name: `${name}${suffix}`, labels: l }, {
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+        subjects: of.map((s) => subjectOf(s, groupsPrefix)),
+      }));
+    }
   }
   for (const q of team.spec.namespaceQuota?.resourceQuotas ?? []) {
     children.push(
-      buildObject(CHILD_TYPES.ResourceQuota, { name: q.name, namespace: ns, labels: l }, { spec: q.spec }),
+      buildObject(CHILD_TYPES.ResourceQuota, { name: q.name, namespace: ns, labels: l }, {
+        spec: canonicalQuantities(q.spec, ["hard"]),
+      }),
     );
   }
   for (const r of team.spec.namespaceQuota?.limitRanges ?? []) {
+    const spec = r.spec as { limits?: unknown };
+    const limits = Array.isArray(spec.limits)
+      ? spec.limits.map((item) => canonicalQuantities(item, LIMIT_RANGE_LISTS))
+      : spec.limits;
     children.push(
-      buildObject(CHILD_TYPES.LimitRange, { name: r.name, namespace: ns, labels: l }, { spec: r.spec }),
+      buildObject(CHILD_TYPES.LimitRange, { name: r.name, namespace: ns, labels: l }, {
+        spec: { ...spec, ...(limits === undefined ? {} : { limits }) },
+      }),
     );
   }
   return children;

@@ -16,6 +16,7 @@ const userName = fc.constantFrom(
   "ALICE@example.com",
   "bob@x",
   "b@o.b",
+  "ops@x.io", // also a group name: a User and a Group named alike
 );
 const groupName = fc.constantFrom("devs", "Devs", "d.e.v.s", "d-e-v-s", "CN=Ops,OU=x", "ops@x.io");
 
@@ -78,6 +79,14 @@ Deno.test("RoleBindings never grant more than the spec gives; names are unique",
         assert.equal(granted, highest, `${kind} ${name}`);
       }
       assert.equal(bindings.length, access.subjects.length, "one binding per distinct subject");
+      // With no groups prefix a User and a Group can share a name; Metacontroller merges subjects by name.
+      for (const c of desiredChildren({ name: "t", spec: s }, access.subjects, "")) {
+        const subjects = (c as { subjects?: { name: string }[] }).subjects;
+        if (!subjects) continue;
+        assert.ok(subjects.length > 0, `${c.metadata.name}: no empty subjects list`);
+        const subjectNames = subjects.map((x) => x.name);
+        assert.equal(new Set(subjectNames).size, subjectNames.length, `${c.metadata.name}: ${subjectNames}`);
+      }
       assert.deepEqual(
         desiredChildren({ name: "t", spec: s }, effectiveAccess(s).ok ? access.subjects : [], "oidc:"),
         children,
