@@ -5,6 +5,7 @@
  * namespace.
  */
 import assert from "node:assert/strict";
+import { parse } from "yaml";
 import { getObject, kubectl, kubectlOk } from "../api/cluster.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -42,7 +43,16 @@ Deno.test("install: the controllers point at the hook service", async () => {
 });
 
 Deno.test("Team: namespace, RoleBindings and ClusterRoles, then deletion", async (t) => {
-  await kubectlOk(["apply", "--server-side", "-f", "examples/teams/payments.yaml"]);
+  // The example plus a namespace quota: a LimitRange sorts before the Namespace in Metacontroller's create order.
+  const team = parse(await Deno.readTextFile("examples/teams/payments.yaml")) as Obj;
+  team.spec.namespaceQuota = {
+    resourceQuotas: [{ name: "compute", spec: { hard: { "requests.cpu": "8", "requests.memory": "16Gi" } } }],
+    limitRanges: [{
+      name: "cpu",
+      spec: { limits: [{ type: "Container", default: { cpu: "500m" }, defaultRequest: { cpu: "500m" } }] },
+    }],
+  };
+  await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(team) });
   await t.step("the namespace team-payments appears and the Team is Ready", async () => {
     await eventually("namespace team-payments", () => getObject("namespace", "team-payments"));
     const team = await eventually("Team payments Ready", async () => {
@@ -71,6 +81,29 @@ Deno.test("Team: namespace, RoleBindings and ClusterRoles, then deletion", async
     ]);
     assert.ok(roles.trim().split("\n").length >= 1, roles);
   });
+  await t.step("the namespace quota's ResourceQuota and LimitRange are in the namespace", async () => {
+    await eventually("ResourceQuota compute", () => getObject("resourcequota", "compute", "team-payments"));
+    await eventually("LimitRange cpu", () => getObject("limitrange", "cpu", "team-payments"));
+  });
+  await t.step(
+    "the first syncs raised no SyncError: namespaced children wait for the Namespace",
+    async () => {
+      // Metacontroller creates children in group/version/kind order; a RoleBinding or LimitRange asked for before its
+      // Namespace exists fails with a Warning event on the Team.
+      const events = JSON.parse(
+        await kubectlOk([
+          "get",
+          "events",
+          "-A",
+          "--field-selector",
+          "involvedObject.kind=Team,involvedObject.name=payments,type=Warning",
+          "-o",
+          "json",
+        ]),
+      );
+      assert.deepEqual(events.items.map((e: Obj) => `${e.reason}: ${e.message}`), []);
+    },
+  );
   await t.step("deleting the Team removes its namespace and then the Team", async () => {
     await kubectlOk(["delete", "team", "payments", "--wait=false"]);
     await eventually(
