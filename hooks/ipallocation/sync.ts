@@ -1,4 +1,4 @@
-import { API_VERSION, KINDS, LABELS, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
+import { API_VERSION, KINDS, LABELS, requireDelivered, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
 import { type ConditionInput, conditions, PreviousConditions } from "../../lib/conditions/mod.ts";
 import {
   type CustomizeRequest,
@@ -129,6 +129,10 @@ function labelsOf(spec: unknown): Record<string, string> {
  */
 export function syncIPAllocation(request: DecoratorRequest, context: HookContext): DecoratorResponse {
   const obj = request.object;
+  requireDelivered(
+    request,
+    customizeIPAllocation({ controller: request.controller, parent: obj }).relatedResources,
+  );
   const generation = obj.metadata.generation;
   const previous = PreviousConditions.parse((obj.status as { conditions?: unknown } | undefined)?.conditions);
   const p = project(request);

@@ -1,4 +1,11 @@
-import { API_VERSION, KINDS, LABELS, statusNumber, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
+import {
+  API_VERSION,
+  KINDS,
+  LABELS,
+  requireDelivered,
+  statusNumber,
+  SYSTEM_NAMESPACE,
+} from "../../lib/butler/mod.ts";
 import {
   type Condition,
   type ConditionInput,
@@ -218,6 +225,10 @@ function specProblems(spec: unknown): {
  */
 export function syncNetworkPool(request: DecoratorRequest, context: HookContext): DecoratorResponse {
   const pool = request.object;
+  requireDelivered(
+    request,
+    customizeNetworkPool({ controller: request.controller, parent: pool }).relatedResources,
+  );
   const generation = pool.metadata.generation;
   const prevStatus = (typeof pool.status === "object" && pool.status !== null ? pool.status : {}) as Record<
     string,

@@ -1,4 +1,4 @@
-import { API_VERSION, KINDS, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
+import { API_VERSION, KINDS, requireDelivered, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
 import { type ConditionInput, conditions, listNames, PreviousConditions } from "../../lib/conditions/mod.ts";
 import {
   type CustomizeRequest,
@@ -139,6 +139,10 @@ function referencingClusters(request: DecoratorRequest): string[] {
  */
 export function syncProviderConfig(request: DecoratorRequest, context: HookContext): DecoratorResponse {
   const pc = request.object;
+  requireDelivered(
+    request,
+    customizeProviderConfig({ controller: request.controller, parent: pc }).relatedResources,
+  );
   const generation = pc.metadata.generation;
   const prev = (pc.status ?? {}) as Record<string, unknown>;
   const previous = PreviousConditions.parse(prev.conditions);

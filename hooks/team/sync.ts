@@ -1,4 +1,4 @@
-import { API_VERSION, KINDS } from "../../lib/butler/mod.ts";
+import { API_VERSION, KINDS, requireDelivered } from "../../lib/butler/mod.ts";
 import { type ConditionInput, conditions, PreviousConditions } from "../../lib/conditions/mod.ts";
 import {
   type CompositeRequest,
@@ -56,6 +56,7 @@ function accessTable(subjects: readonly SubjectAccess[]) {
  */
 export function syncTeam(request: CompositeRequest, context: HookContext): CompositeResponse {
   const team = request.parent;
+  requireDelivered(request, customizeTeam(request).relatedResources, ALL_CHILD_TYPES);
   const name = team.metadata.name;
   const ns = teamNamespace(name);
   const previous = PreviousConditions.parse(

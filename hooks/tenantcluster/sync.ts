@@ -1,4 +1,4 @@
-import { API_VERSION, KINDS, LABELS, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
+import { API_VERSION, KINDS, LABELS, requireDelivered, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
 import { type ConditionInput, conditions, listNames, PreviousConditions } from "../../lib/conditions/mod.ts";
 import {
   asDesired,
@@ -129,6 +129,10 @@ function providerAccess(provider: ProviderView, team: string | undefined): Condi
  */
 export function syncTenantCluster(request: CompositeRequest, context: HookContext): CompositeResponse {
   const tc = request.parent;
+  requireDelivered(request, customizeTenantCluster(request).relatedResources, [
+    KINDS.IPAllocation,
+    CONFIGMAP,
+  ]);
   const name = tc.metadata.name;
   const ns = tc.metadata.namespace ?? "";
   const now = context.now;
@@ -260,7 +264,9 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
     const configMap = plan.addresses.length
       ? [metallbConfigMap(name, ns, plan.addresses)]
       : configMaps.map(asDesired);
-    children = [...plan.allocations, ...unreadable, ...configMap];
+    // An unreadable IPAllocation keeps its name: nothing planned may replace what is not understood.
+    const kept = new Set(unreadable.map((u) => u.metadata.name));
+    children = [...plan.allocations.filter((a) => !kept.has(a.metadata.name)), ...unreadable, ...configMap];
     networkReady = plan.ready;
     dueAt = plan.dueAt;
     inputConditions.push(...plan.conditions);

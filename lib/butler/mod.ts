@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { TypeRef } from "../contract/mod.ts";
+import { missingGroups, type ObjectMap, type TypeRef, UndeliveredGroupsError } from "../contract/mod.ts";
 
 /** API group of every Butler kind. */
 export const GROUP = "butler.butlerlabs.dev";
@@ -37,4 +37,53 @@ export const LABELS = {
 /** Saturates a count for an integer status field (IPv6 pools can exceed 2^53). */
 export function statusNumber(value: bigint): number {
   return value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);
+}
+
+/** The kind of every resource (plural) a customize hook of ours names in a related rule. */
+const KIND_OF_RESOURCE: Readonly<Record<string, string>> = {
+  ipallocations: "IPAllocation",
+  networkpools: "NetworkPool",
+  providerconfigs: "ProviderConfig",
+  tenantclusters: "TenantCluster",
+  teams: "Team",
+  loadbalancerinventories: "LoadBalancerInventory",
+  secrets: "Secret",
+};
+
+/**
+ * The group of each related rule, as Metacontroller files it (`Kind.apiVersion` with the rule's apiVersion).
+ *
+ * @example
+ * ```ts
+ * relatedTypes([{ apiVersion: "v1", resource: "secrets" }]); // [{ apiVersion: "v1", kind: "Secret" }]
+ * ```
+ */
+export function relatedTypes(rules: readonly { apiVersion: string; resource: string }[]): TypeRef[] {
+  return rules.map((rule) => {
+    const kind = KIND_OF_RESOURCE[rule.resource];
+    if (!kind) throw new Error(`no kind known for related resource ${rule.resource}`);
+    return { apiVersion: rule.apiVersion, kind };
+  });
+}
+
+/**
+ * Fails the call ({@linkcode UndeliveredGroupsError}) unless the request holds the group of every related rule
+ * the customize hook gives for this parent and of every type the hook owns: an undelivered group read as empty
+ * would drop grants or delete children.
+ *
+ * @example
+ * ```ts
+ * requireDelivered(request, customizeNetworkPool(request).relatedResources);
+ * ```
+ */
+export function requireDelivered(
+  request: { readonly related: ObjectMap; readonly children?: ObjectMap },
+  rules: readonly { apiVersion: string; resource: string }[],
+  childTypes: readonly TypeRef[] = [],
+): void {
+  const problems = [
+    ...missingGroups(request.related, "related", relatedTypes(rules)),
+    ...missingGroups(request.children ?? {}, "children", childTypes),
+  ];
+  if (problems.length) throw new UndeliveredGroupsError(problems);
 }

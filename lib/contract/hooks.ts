@@ -1,6 +1,21 @@
 import { z } from "zod";
-import { ControllerObject, KubeObject } from "./object.ts";
-import { ObjectMap } from "./object_map.ts";
+import { ControllerObject, KubeObject, objectKey } from "./object.ts";
+import { groupKey, ObjectMap } from "./object_map.ts";
+
+/**
+ * Objects a hook returns, each named once: Metacontroller files them in a map by group and name, so a second
+ * object of the same name silently replaces the first (whichever comes last wins).
+ */
+const UniqueObjects = z.array(KubeObject).superRefine((objects, ctx) => {
+  const seen = new Set<string>();
+  objects.forEach((o, i) => {
+    const key = `${groupKey(o)} ${objectKey(o)}`;
+    if (seen.has(key)) {
+      ctx.addIssue({ code: "custom", path: [i], message: `${key} is returned more than once` });
+    }
+    seen.add(key);
+  });
+});
 
 /** Status as a hook returns it: a JSON object, or `null`. */
 const Status = z.record(z.string(), z.unknown()).nullable();
@@ -26,7 +41,7 @@ export type CompositeRequest = z.infer<typeof CompositeRequest>;
  */
 export const CompositeResponse = z.strictObject({
   status: Status,
-  children: z.array(KubeObject),
+  children: UniqueObjects,
   resyncAfterSeconds: ResyncAfterSeconds.optional(),
   finalized: z.boolean().optional(),
 });
@@ -57,7 +72,7 @@ export const DecoratorResponse = z.strictObject({
   labels: StringPatch.optional(),
   annotations: StringPatch.optional(),
   status: Status.optional(),
-  attachments: z.array(KubeObject),
+  attachments: UniqueObjects,
   resyncAfterSeconds: ResyncAfterSeconds.optional(),
   finalized: z.boolean().optional(),
 });

@@ -24,6 +24,9 @@ export const KubeObject = z.looseObject({
   apiVersion: z.string().min(1),
   kind: z.string().min(1),
   metadata: ObjectMeta,
+  // The API server stores a status as an object; anything else is not an object we were sent by it, and hooks
+  // copy previous status fields forward, so a string here would be spread character by character.
+  status: z.record(z.string(), z.unknown()).nullable().optional(),
 });
 
 /** A Kubernetes object as parsed by {@linkcode KubeObject}. */

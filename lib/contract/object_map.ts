@@ -18,12 +18,10 @@ const MapObject = z.looseObject({
 
 /**
  * A Metacontroller object map: outer key `Kind.apiVersion`, inner key `namespace/name` (v2, namespaced) or
- * `name`. A `null` group (a nil Go map) reads as empty.
+ * `name`. Metacontroller sends every declared group, empty ones as `{}`; an absent or `null` group was not
+ * delivered and is kept distinct from an empty one ({@linkcode requireGroups}).
  */
-export const ObjectMap = z.record(
-  z.string(),
-  z.record(z.string(), MapObject).nullable().transform((group) => group ?? {}),
-);
+export const ObjectMap = z.record(z.string(), z.record(z.string(), MapObject).nullable());
 
 /** An object map as parsed by {@linkcode ObjectMap}. */
 export type ObjectMap = z.infer<typeof ObjectMap>;
@@ -45,6 +43,59 @@ export interface TypeRef {
  */
 export function groupKey(type: TypeRef): string {
   return `${type.kind}.${type.apiVersion}`;
+}
+
+/** The maps of a hook request whose groups a hook can require. */
+export type MapField = "children" | "related" | "attachments";
+
+/**
+ * A request lacks a group the hook needs: the group is absent or `null`, which means "not delivered" (a
+ * controller deployed without its customize hook, or a child type missing from its rules), never "none". Hooks
+ * throw it instead of reading the group as empty, which would drop grants or delete children; the HTTP layer
+ * answers 400 with one problem per missing group.
+ */
+export class UndeliveredGroupsError extends Error {
+  /** One entry per missing group: the field path and why. */
+  readonly problems: readonly { path: string; message: string }[];
+
+  constructor(problems: readonly { path: string; message: string }[]) {
+    super(
+      `invalid request: ${
+        problems.map((p) => p.path).join(", ")
+      }: not delivered (an absent or null group is not an ` +
+        `empty one; check the controller's customize hook and child rules)`,
+    );
+    this.name = "UndeliveredGroupsError";
+    this.problems = problems;
+  }
+}
+
+/**
+ * The groups of `types` that `map` lacks (absent or `null`), as problems located by field path. Metacontroller
+ * initialises every declared child type and every related rule's group before listing (`InitGroup`), so a
+ * missing group is a deployment problem, not an empty set.
+ *
+ * @example
+ * ```ts
+ * missingGroups({}, "related", [{ apiVersion: "v1", kind: "Secret" }]);
+ * // [{ path: 'related["Secret.v1"]', message: "group Secret.v1 not delivered" }]
+ * ```
+ */
+export function missingGroups(
+  map: ObjectMap,
+  field: MapField,
+  types: readonly TypeRef[],
+): { path: string; message: string }[] {
+  return [...new Set(types.map(groupKey))].filter((key) => map[key] == null).sort().map((key) => ({
+    path: formatPath([field, key]),
+    message: `group ${key} not delivered`,
+  }));
+}
+
+/** Throws {@linkcode UndeliveredGroupsError} when {@linkcode missingGroups} finds any. */
+export function requireGroups(map: ObjectMap, field: MapField, types: readonly TypeRef[]): void {
+  const problems = missingGroups(map, field, types);
+  if (problems.length) throw new UndeliveredGroupsError(problems);
 }
 
 /** One object of a group that did or did not match the schema the hook expects for that type. */

@@ -13,6 +13,7 @@ import {
   DecoratorResponse,
   formatPath,
   type KubeObject,
+  UndeliveredGroupsError,
 } from "../contract/mod.ts";
 import type { HookContext } from "../hook/mod.ts";
 import { parseTime } from "../time/mod.ts";
@@ -28,8 +29,34 @@ function isJsonContentType(value: string | undefined): boolean {
   return mediaType === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
 }
 
+/** Longest kind, namespace and name a log line carries (Kubernetes allows at most 253 for a name). */
+const LOG_FIELD_MAX = 253;
+
+/** Caps a logged value: a hostile name must not make a log line megabytes long. */
+function capped(value: string): string {
+  return value.length <= LOG_FIELD_MAX
+    ? value
+    : `${value.slice(0, LOG_FIELD_MAX)}…(+${value.length - LOG_FIELD_MAX})`;
+}
+
 function subjectOf(obj: KubeObject): Subject {
-  return { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
+  const ns = obj.metadata.namespace;
+  return {
+    kind: capped(obj.kind),
+    namespace: ns === undefined ? ns : capped(ns),
+    name: capped(obj.metadata.name),
+  };
+}
+
+/**
+ * A JSON parse error without the request's bytes: V8's message quotes the text around the error, which can be a
+ * Secret's value, and Metacontroller copies error bodies into its logs and Events. Only the offset is kept.
+ */
+function parseFailure(err: unknown, length: number): string {
+  const at = /position (\d+)/.exec(String((err as Error)?.message))?.[1];
+  return at === undefined
+    ? `malformed JSON: the body (${length} characters) is not a JSON document`
+    : `malformed JSON at character ${at} of ${length}`;
 }
 
 /** A generic binding: a request schema, a response schema, a pure function between them. */
@@ -54,7 +81,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
         c,
         415,
         `unsupported content type ${
-          JSON.stringify(c.req.header("content-type") ?? "")
+          JSON.stringify(capped(c.req.header("content-type") ?? ""))
         }: expected application/json`,
       );
     }
@@ -63,7 +90,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
     try {
       body = JSON.parse(text);
     } catch (err) {
-      return jsonError(c, 400, `malformed JSON: ${(err as Error).message}`);
+      return jsonError(c, 400, parseFailure(err, text.length));
     }
     const parsed = binding.request.safeParse(body);
     if (!parsed.success) {
@@ -85,14 +112,20 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
           return jsonError(
             c,
             400,
-            `invalid ${NOW_HEADER} header: expected an RFC 3339 time, got ${JSON.stringify(header)}`,
+            `invalid ${NOW_HEADER} header: expected an RFC 3339 time, got ${JSON.stringify(capped(header))}`,
           );
         }
         now = parsedNow;
       }
     }
 
-    const result = binding.run(request, { now, config: runtime.hookConfig });
+    let result: z.input<Res>;
+    try {
+      result = binding.run(request, { now, config: runtime.hookConfig });
+    } catch (err) {
+      if (!(err instanceof UndeliveredGroupsError)) throw err;
+      return jsonError(c, 400, err.message, err.problems);
+    }
     const checked = binding.response.safeParse(result);
     if (!checked.success) {
       const issue = checked.error.issues[0];
