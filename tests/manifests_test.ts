@@ -92,6 +92,19 @@ Deno.test("Metacontroller controllers call routes the service serves", async (t)
       if (c.kind === "CompositeController") assert.equal(c.spec.generateSelector, true);
     });
   }
+  await t.step("decorators manage their kind in every namespace (no selector narrows them)", () => {
+    // A decision (README, NetworkPool): pools are platform objects by RBAC; a selector would leave some of our
+    // own objects unmanaged, with no status and no finalizer.
+    for (const c of controllers.filter((c) => c.kind === "DecoratorController")) {
+      for (const r of c.spec.resources as Manifest[]) {
+        assert.deepEqual(
+          Object.keys(r).sort(),
+          ["apiVersion", "resource"],
+          `${c.metadata.name}: ${JSON.stringify(r)}`,
+        );
+      }
+    }
+  });
   await t.step("every served hook route is called by some controller", () => {
     const called = new Set(
       controllers.flatMap((c) =>
