@@ -145,7 +145,7 @@ Deno.test("CRDs", async (t) => {
     loadbalancerinventories: { shortNames: ["lbi"], columns: ["Observed", "Age"], scope: "Namespaced" },
     tenantclusters: {
       shortNames: ["tc"],
-      columns: ["Version", "Workers", "Environment", "Phase", "LB IPs", "Age"],
+      columns: ["Version", "Workers", "Provider", "Environment", "Phase", "LB IPs", "Age"],
       scope: "Namespaced",
     },
   };

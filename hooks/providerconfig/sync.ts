@@ -119,13 +119,22 @@ function poolsOf(
   return { found, missing };
 }
 
-/** TenantClusters whose `spec.providerConfigRef` names this ProviderConfig (namespace default butler-system). */
+type Ref = { name?: unknown; namespace?: unknown } | undefined;
+
+/**
+ * TenantClusters that use this ProviderConfig: their `spec.providerConfigRef` names it (namespace default
+ * butler-system), or, without one, the provider their Team gave them as recorded in
+ * `status.effective.providerConfigRef` (this hook cannot read Teams).
+ */
 function referencingClusters(request: DecoratorRequest): string[] {
   const pc = request.object.metadata;
   const group = request.related[groupKey(KINDS.TenantCluster)] ?? {};
   return Object.entries(group).flatMap(([key, tc]) => {
-    const ref = (tc as { spec?: { providerConfigRef?: { name?: unknown; namespace?: unknown } } }).spec
-      ?.providerConfigRef;
+    const { spec, status } = tc as {
+      spec?: { providerConfigRef?: Ref };
+      status?: { effective?: { providerConfigRef?: { value?: Ref } } };
+    };
+    const ref = spec?.providerConfigRef ?? status?.effective?.providerConfigRef?.value;
     const ns = typeof ref?.namespace === "string" && ref.namespace ? ref.namespace : SYSTEM_NAMESPACE;
     return ref?.name === pc.name && ns === pc.namespace ? [key] : [];
   }).sort();
@@ -209,7 +218,10 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
   const credentialsMessage = credentials.ok ? "credentials validated" : credentials.message;
   const validated = configOk && credentials.ok;
   const poolsOk = poolCondition === undefined || poolCondition.status === "True";
-  const ready = validated && poolsOk;
+  // A ProviderConfig on its way out is never ready, even while TenantClusters hold up its deletion: no new
+  // cluster should pick it.
+  const deleting = request.finalizing || Boolean(pc.metadata.deletionTimestamp);
+  const ready = validated && poolsOk && !deleting;
   const lastValidationTime = validated
     ? (prev.validated === true && typeof prev.lastValidationTime === "string"
       ? prev.lastValidationTime
@@ -231,6 +243,14 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
         : `cannot delete ProviderConfig "${pc.metadata.name}": TenantClusters ${
           listNames(blocking)
         } still reference it`,
+    }
+    : deleting
+    ? {
+      type: "Ready",
+      status: "False",
+      reason: "Deleting",
+      message:
+        `ProviderConfig "${pc.metadata.name}" is being deleted; no TenantCluster references it any more`,
     }
     : !configOk
     ? { type: "Ready", status: "False", reason: "ValidationFailed", message: configErrors.join("; ") }

@@ -46,8 +46,19 @@ function providerRefOf(spec: unknown): { name: string; namespace: string } | und
 }
 
 /**
+ * Where the Team's default provider (`spec.providerConfigRef.name`) is looked up, in order: the team namespace
+ * (the seed's Team CRD says so), then `butler-system` (where the seed's examples keep the ProviderConfigs they
+ * name).
+ */
+function teamProviderNamespaces(clusterNamespace: string): string[] {
+  return clusterNamespace === SYSTEM_NAMESPACE ? [SYSTEM_NAMESPACE] : [clusterNamespace, SYSTEM_NAMESPACE];
+}
+
+/**
  * The TenantCluster customize hook: its Team, its ProviderConfig, the NetworkPools in the ProviderConfig's
- * namespace, and its LoadBalancerInventory.
+ * namespace, and its LoadBalancerInventory. Without its own `providerConfigRef` the cluster may use its Team's,
+ * which this hook cannot read (related objects depend only on the parent): it then asks for the ProviderConfigs
+ * and NetworkPools of the namespaces where the Team's provider is looked up.
  */
 export function customizeTenantCluster(request: CustomizeRequest): CustomizeResponse {
   const tc = request.parent;
@@ -61,6 +72,11 @@ export function customizeTenantCluster(request: CustomizeRequest): CustomizeResp
         { apiVersion: API_VERSION, resource: "providerconfigs", namespace: pc.namespace, names: [pc.name] },
         { apiVersion: API_VERSION, resource: "networkpools", namespace: pc.namespace },
       ]
+      : team
+      ? teamProviderNamespaces(ns).flatMap((namespace) => [
+        { apiVersion: API_VERSION, resource: "providerconfigs", namespace },
+        { apiVersion: API_VERSION, resource: "networkpools", namespace },
+      ])
       : []),
     {
       apiVersion: API_VERSION,
@@ -70,6 +86,28 @@ export function customizeTenantCluster(request: CustomizeRequest): CustomizeResp
     },
   ];
   return { relatedResources: rules };
+}
+
+/** The provider a cluster uses: its own reference, else its Team's (looked up as {@linkcode teamProviderNamespaces}). */
+function chooseProvider(
+  request: CompositeRequest,
+  ns: string,
+  own: { name: string; namespace: string } | undefined,
+  teamName: string | undefined,
+  team: TeamSpec | undefined,
+): { ref: { name: string; namespace: string }; source: "explicit" | "team"; looked: string } | undefined {
+  if (own) return { ref: own, source: "explicit", looked: `${own.namespace}/${own.name}` };
+  const name = team?.providerConfigRef?.name;
+  if (!teamName || !name) return undefined;
+  const candidates = teamProviderNamespaces(ns).map((namespace) => ({ name, namespace }));
+  const found = candidates.find((c) => related(request, KINDS.ProviderConfig, `${c.namespace}/${c.name}`));
+  return {
+    ref: found ?? candidates.at(-1)!,
+    source: "team",
+    looked: `"${name}" (team "${teamName}"'s providerConfigRef) in ${
+      candidates.map((c) => c.namespace).join(" or ")
+    }`,
+  };
 }
 
 function related<T>(request: CompositeRequest, type: { apiVersion: string; kind: string }, key: string) {
@@ -205,14 +243,20 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
   }
   invalid.push(...resolved.problems.map((p) => `effective shape: ${p}`));
 
-  const pcRef = providerRefOf(spec);
+  const chosen = chooseProvider(request, ns, providerRefOf(spec), teamName, teamSpec);
+  const pcRef = chosen?.ref;
   const pcRaw = pcRef
     ? related<KubeObject>(request, KINDS.ProviderConfig, `${pcRef.namespace}/${pcRef.name}`)
     : undefined;
   const pc = pcRaw ? ProviderView.safeParse(pcRaw) : undefined;
-  if (!pcRef) missing.push("spec.providerConfigRef is not set");
-  else if (!pcRaw) missing.push(`ProviderConfig ${pcRef.namespace}/${pcRef.name} not found`);
-  else if (!pc?.success) missing.push(`ProviderConfig ${pcRef.namespace}/${pcRef.name} cannot be read`);
+  if (!chosen) {
+    missing.push(
+      teamSpec
+        ? `spec.providerConfigRef is not set, and team "${teamName}" sets no providerConfigRef`
+        : "spec.providerConfigRef is not set",
+    );
+  } else if (!pcRaw) missing.push(`ProviderConfig ${chosen.looked} not found`);
+  else if (!pc?.success) missing.push(`ProviderConfig ${pcRef!.namespace}/${pcRef!.name} cannot be read`);
   const provider = pc?.success ? pc.data : undefined;
   const access = provider ? providerAccess(provider, teamName) : undefined;
 
@@ -317,7 +361,10 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
   return {
     status: {
       phase,
-      effective: resolved.shape,
+      effective: {
+        ...resolved.shape,
+        ...(pcRef ? { providerConfigRef: { value: pcRef, source: chosen!.source } } : {}),
+      },
       ...ipamStatus,
       conditions: conditions([...inputConditions, readyCondition], previous, now),
     },
