@@ -65,3 +65,22 @@ export type ProviderConfigSpec = z.infer<typeof ProviderConfigSpec>;
 
 /** Seed defaults of `spec.network.loadBalancer`. */
 export const LB_DEFAULTS = { defaultPoolSize: 8, initialPoolSize: 2, growthIncrement: 2 } as const;
+
+/**
+ * The GCP compute zone a ProviderConfig means: `spec.gcp.zone`, else the seed's default `{region}-a`. Undefined
+ * for other providers, or while the region is missing (a rule reports that).
+ *
+ * @example
+ * ```ts
+ * effectiveZone({ provider: "gcp", credentialsRef: { name: "c" }, gcp: { region: "us-central1" } });
+ * // { value: "us-central1-a", source: "default" }
+ * ```
+ */
+export function effectiveZone(
+  spec: ProviderConfigSpec,
+): { value: string; source: "explicit" | "default" } | undefined {
+  if (spec.provider !== "gcp") return undefined;
+  const { zone, region } = spec.gcp ?? {};
+  if (typeof zone === "string" && zone) return { value: zone, source: "explicit" };
+  return typeof region === "string" && region ? { value: `${region}-a`, source: "default" } : undefined;
+}

@@ -14,7 +14,7 @@ import { formatTime } from "../../lib/time/mod.ts";
 import { DEFAULT_NODES_PER_TENANT } from "../networkpool/schema.ts";
 import { checkCredentials, type CredentialCheck } from "./credentials.ts";
 import { formatFieldError, validateProviderConfig } from "./rules.ts";
-import { CLOUD_PROVIDERS, LB_DEFAULTS, ProviderConfigSpec } from "./schema.ts";
+import { CLOUD_PROVIDERS, effectiveZone, LB_DEFAULTS, ProviderConfigSpec } from "./schema.ts";
 
 const SECRET = { apiVersion: "v1", kind: "Secret" } as const;
 
@@ -171,6 +171,7 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
       spec.provider,
       ref,
       request.related[groupKey(SECRET)]?.[`${ref.namespace}/${ref.name}`] as { data?: unknown } | undefined,
+      spec.credentialsRef.key,
     );
     if (spec.network?.mode === "ipam" && !CLOUD_PROVIDERS.includes(spec.provider)) {
       const { found, missing } = poolsOf(request, spec);
@@ -214,6 +215,7 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
     }
   }
 
+  const zone = parsed.success ? effectiveZone(parsed.data) : undefined;
   const configOk = configErrors.length === 0;
   const credentialsMessage = credentials.ok ? "credentials validated" : credentials.message;
   const validated = configOk && credentials.ok;
@@ -304,6 +306,7 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
       validated,
       ...(lastValidationTime ? { lastValidationTime } : {}),
       ...(capacity ? { capacity } : {}),
+      ...(zone ? { effective: { zone } } : {}),
       conditions: conds,
     },
     attachments: [],

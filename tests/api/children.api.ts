@@ -52,7 +52,12 @@ function changed(got: unknown, want: unknown, path: string): string[] {
 Deno.test("every child a fixture asks for is stored exactly as asked", async () => {
   await installManifests();
   const children: { origin: string; child: Child }[] = [];
-  for (const c of discoverGoldenCases(`${ROOT}/tests/fixtures`)) {
+  // A `stored-before-rule-` fixture keeps an object the API server would refuse today: it is never created.
+  for (
+    const c of discoverGoldenCases(`${ROOT}/tests/fixtures`).filter((c) =>
+      !/\/stored-before-rule-/.test(c.dir)
+    )
+  ) {
     const res = JSON.parse(Deno.readTextFileSync(`${c.dir}/response.json`));
     for (const child of [...(res.children ?? []), ...(res.attachments ?? [])] as Child[]) {
       children.push({ origin: c.dir.replace(`${ROOT}/tests/fixtures/`, ""), child });

@@ -116,8 +116,8 @@ const COLUMNS: { fixture: string; header: string[]; row: RegExp }[] = [
   },
   {
     fixture: "tenantcluster/sync/static-allocated-ready",
-    header: ["NAME", "VERSION", "WORKERS", "ENVIRONMENT", "PHASE", "LB IPS", "AGE"],
-    row: /^web\s+v1\.31\.0\s+3\s+Ready\s+\["10\.40\.1\.0-10\.40\.1\.7"\]\s+\S+$/,
+    header: ["NAME", "VERSION", "WORKERS", "PROVIDER", "ENVIRONMENT", "PHASE", "LB IPS", "AGE"],
+    row: /^web\s+v1\.31\.0\s+3\s+harvester-prod\s+Ready\s+\["10\.40\.1\.0-10\.40\.1\.7"\]\s+\S+$/,
   },
 ];
 
