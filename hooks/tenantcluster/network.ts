@@ -105,10 +105,30 @@ function rangeOf(c: ChildAllocation): { family: number; start: bigint; end: bigi
 }
 
 /**
+ * How far elastic growth may go: the ProviderConfig seed says elastic mode grows "up to defaultPoolSize", and
+ * `quotaPerTenant.maxLoadBalancerIPs` caps every tenant; the smaller wins, and is named in the message.
+ *
+ * @example
+ * ```ts
+ * elasticCeiling(undefined, undefined); // { value: 8, limit: "defaultPoolSize" }
+ * elasticCeiling(16, 10); // { value: 10, limit: "maxLoadBalancerIPs" }
+ * ```
+ */
+export function elasticCeiling(
+  defaultPoolSize: number | undefined,
+  maxLoadBalancerIPs: number | undefined,
+): { value: number; limit: "defaultPoolSize" | "maxLoadBalancerIPs" } {
+  const size = defaultPoolSize ?? DEFAULTS.lbPoolSize;
+  return maxLoadBalancerIPs !== undefined && maxLoadBalancerIPs <= size
+    ? { value: maxLoadBalancerIPs, limit: "maxLoadBalancerIPs" }
+    : { value: size, limit: "defaultPoolSize" };
+}
+
+/**
  * Plans the cluster's IPAllocations (IPAM mode). Existing children are kept exactly as they are (a child's
  * spec never changes); a Failed one is released so a new one can move to the next pool with room; pools are
  * tried in priority order and the first whose largest free block fits wins. In elastic mode, growth covers the
- * Services pending longer than 30 s minus the supply in flight, within `maxLoadBalancerIPs`, and growth
+ * Services pending longer than 30 s minus the supply in flight, within {@linkcode elasticCeiling}, and growth
  * allocations unused for 10 continuous minutes are released; initial and pinned allocations never are.
  */
 export function planNetwork(input: PlanInput): Plan {
@@ -351,14 +371,15 @@ export function planNetwork(input: PlanInput): Plan {
       let need = demand - supply;
       let created = 0;
       let blocked: ConditionInput | undefined;
+      const ceiling = elasticCeiling(lb.defaultPoolSize, quota.maxLoadBalancerIPs);
       while (need > 0) {
-        if (quota.maxLoadBalancerIPs !== undefined && allocated + increment > quota.maxLoadBalancerIPs) {
+        if (allocated + increment > ceiling.value) {
           blocked = {
             type: "ElasticIPAM",
             status: "False",
             reason: "QuotaExceeded",
             message:
-              `quota would be exceeded: ${allocated} LB IPs allocated + ${increment} > maxLoadBalancerIPs ${quota.maxLoadBalancerIPs}; ${need} pending Service(s) not covered`,
+              `quota would be exceeded: ${allocated} LB IPs allocated + ${increment} > ${ceiling.limit} ${ceiling.value}; ${need} pending Service(s) not covered`,
           };
           break;
         }
