@@ -339,3 +339,39 @@ Deno.test("edge cases that break naive code", async (t) => {
     assert.equal(a.capacity().allocated, 16n + 16n + 8n + 8n);
   });
 });
+
+Deno.test("touching allocatable ranges are one block", async (t) => {
+  const TOUCHING: PoolSpec = {
+    cidr: "10.0.0.0/24",
+    tenantAllocation: {
+      ranges: [{ start: "10.0.0.0", end: "10.0.0.7" }, { start: "10.0.0.8", end: "10.0.0.15" }],
+    },
+  };
+  await t.step("read as one range", () => {
+    const s = readPoolSpec(TOUCHING);
+    assert.ok(s.ok);
+    assert.deepEqual(s.pool.allocatable.map((x) => formatSpan(4, x)), ["10.0.0.0-10.0.0.15"]);
+  });
+  await t.step("no fragmentation while empty", () => {
+    const c = pool(TOUCHING).capacity();
+    assert.equal(c.fragmentationPercent, 0);
+    assert.equal(c.largestFreeBlock, 16n);
+  });
+  await t.step("a request for 16 spans the boundary", () => {
+    assert.equal(granted(pool(TOUCHING), 16), "10.0.0.0-10.0.0.15");
+  });
+  await t.step("a pinned range across the boundary is inside the pool", () => {
+    const res = pool(TOUCHING).pin("10.0.0.4", "10.0.0.11");
+    assert.ok(res.ok, res.ok ? "" : res.error.message);
+  });
+  await t.step("ranges with a gap stay two blocks", () => {
+    const s = readPoolSpec({
+      cidr: "10.0.0.0/24",
+      tenantAllocation: {
+        ranges: [{ start: "10.0.0.0", end: "10.0.0.7" }, { start: "10.0.0.9", end: "10.0.0.15" }],
+      },
+    });
+    assert.ok(s.ok);
+    assert.equal(s.pool.allocatable.length, 2);
+  });
+});

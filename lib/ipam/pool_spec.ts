@@ -160,7 +160,10 @@ function readAllocatable(
           }) must be greater than ranges[${i - 1}].end (${fmt(prev.end)})`,
         });
       }
-      out.push({ start, end });
+      // Touching ranges are one block, as upstream treats them: a request may span the boundary, and free space
+      // across it is one run (fragmentation and the largest free block are computed on blocks).
+      if (prev && start === prev.end + 1n) out[out.length - 1] = { start: prev.start, end };
+      else out.push({ start, end });
     });
     return out;
   }
