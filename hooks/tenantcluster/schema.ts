@@ -1,3 +1,4 @@
+import { VERSION_PATTERN } from "../../lib/version/mod.ts";
 import { z } from "zod";
 import { NetworkPoolSpec } from "../networkpool/schema.ts";
 import { NetworkConfig, ProviderScope } from "../providerconfig/schema.ts";
@@ -9,7 +10,8 @@ export const TenantClusterSpec = z.looseObject({
   teamRef: z.looseObject({ name: z.string().min(1) }).optional(),
   providerConfigRef: z.looseObject({ name: z.string().min(1), namespace: z.string().min(1).optional() })
     .optional(),
-  kubernetesVersion: z.string().regex(/^v\d+\.\d+\.\d+$/, "must look like v1.31.0").optional(),
+  kubernetesVersion: z.string().regex(new RegExp(VERSION_PATTERN), "must look like v1.31.0 or 1.31.0")
+    .optional(),
   workers: z.looseObject({
     replicas: z.number().int().min(1).optional(),
     machineTemplate: z.looseObject({

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { normalizeVersion } from "../version/mod.ts";
 import { formatQuantity, multiply, parseQuantity, type Quantity } from "../quantity/mod.ts";
 
 /** Where an effective value came from. */
@@ -97,11 +98,6 @@ function first<T>(candidates: readonly Candidate<T>[]): Effective<T> | undefined
 
 const gi = (n: number | undefined) => (n === undefined ? undefined : `${n}Gi`);
 const text = (v: string | number | undefined) => (v === undefined ? undefined : String(v));
-
-/** `1.30.4` and `v1.30.4` both mean `v1.30.4` (TenantClusters carry the `v`, the docs' examples do not). */
-export function normalizeVersion(version: string): string {
-  return /^\d/.test(version) ? `v${version}` : version;
-}
 
 /**
  * Resolves a TenantCluster's effective shape.
