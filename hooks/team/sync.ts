@@ -1,5 +1,5 @@
-import { API_VERSION, KINDS, requireDelivered } from "../../lib/butler/mod.ts";
-import { type ConditionInput, conditions, PreviousConditions } from "../../lib/conditions/mod.ts";
+import { API_VERSION, KINDS, LABELS, requireDelivered } from "../../lib/butler/mod.ts";
+import { type ConditionInput, conditions, listNames, PreviousConditions } from "../../lib/conditions/mod.ts";
 import {
   type CompositeRequest,
   type CompositeResponse,
@@ -16,6 +16,36 @@ import { effectiveAccess, type SubjectAccess } from "./access.ts";
 import { CHILD_TYPES, desiredChildren } from "./rbac.ts";
 import { ObservedCluster, teamNamespace, TeamSpec } from "./schema.ts";
 import { computeUsage } from "./usage.ts";
+
+/**
+ * Whether every TenantCluster of the team names an environment the team defines. Until admission refuses removing
+ * an environment still in use, a Team can drop one its clusters name; those clusters then go Failed (keeping every
+ * child), and this condition names them so the Team shows why.
+ */
+export function environmentsCondition(spec: TeamSpec, clusters: readonly ObservedCluster[]): ConditionInput {
+  const defined = new Set((spec.environments ?? []).map((e) => e.name));
+  const stray = clusters.flatMap((c) => {
+    const env = c.metadata.labels?.[LABELS.environment];
+    return env !== undefined && !defined.has(env)
+      ? [`${c.metadata.namespace}/${c.metadata.name} (${env})`]
+      : [];
+  }).sort();
+  return stray.length
+    ? {
+      type: "EnvironmentsResolved",
+      status: "False",
+      reason: "EnvironmentMissing",
+      message: `${stray.length} TenantCluster(s) name an environment the team does not define: ${
+        listNames(stray)
+      }`,
+    }
+    : {
+      type: "EnvironmentsResolved",
+      status: "True",
+      reason: "AllDefined",
+      message: "every TenantCluster names a defined environment or none",
+    };
+}
 
 /** The Team customize hook: the TenantClusters in the team namespace. */
 export function customizeTeam(request: CustomizeRequest): CustomizeResponse {
@@ -175,6 +205,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
     usage.quotaStatus === "Exceeded"
       ? { type: "QuotaExceeded", status: "True", reason: "QuotaExceeded", message: usage.quotaMessage }
       : { type: "QuotaExceeded", status: "False", reason: "WithinLimits", message: usage.quotaMessage },
+    environmentsCondition(spec, clusters),
   ];
 
   return {
