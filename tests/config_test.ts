@@ -12,7 +12,7 @@ Deno.test("configuration from the environment", async (t) => {
       clockOverride: false,
       shutdownDrainSeconds: 0,
       shutdownTimeoutSeconds: 25,
-      hook: { oidcGroupsPrefix: "" },
+      hook: { oidcGroupsPrefix: "", idpGroupPrefixes: {} },
     });
   });
   await t.step("values are read and empty means unset", () => {
@@ -21,18 +21,22 @@ Deno.test("configuration from the environment", async (t) => {
       CLOCK_OVERRIDE: "true",
       BODY_LIMIT_BYTES: "",
       OIDC_GROUPS_PREFIX: "oidc:",
+      IDP_GROUP_PREFIXES: " Google-Workspace=google: , corp-ldap= ",
     });
     assert.ok(r.ok);
     assert.equal(r.config.port, 9090);
     assert.equal(r.config.clockOverride, true);
     assert.equal(r.config.bodyLimitBytes, 16 * 1024 * 1024);
     assert.equal(r.config.hook.oidcGroupsPrefix, "oidc:");
+    assert.deepEqual(r.config.hook.idpGroupPrefixes, { "google-workspace": "google:", "corp-ldap": "" });
   });
   const bad: [Record<string, string>, string][] = [
     [{ PORT: "http" }, 'PORT must be an integer from 0 to 65535, got "http"'],
     [{ PORT: "70000" }, 'PORT must be an integer from 0 to 65535, got "70000"'],
     [{ BODY_LIMIT_BYTES: "-1" }, "BODY_LIMIT_BYTES must be an integer from 1024 to 1073741824"],
     [{ CLOCK_OVERRIDE: "yes" }, 'CLOCK_OVERRIDE must be "true" or "false"'],
+    [{ IDP_GROUP_PREFIXES: "google:" }, 'IDP_GROUP_PREFIXES entries must be name=prefix, got "google:"'],
+    [{ IDP_GROUP_PREFIXES: "a=x:,A=y:" }, 'IDP_GROUP_PREFIXES names "a" twice'],
     [{ SHUTDOWN_TIMEOUT_SECONDS: "0" }, "SHUTDOWN_TIMEOUT_SECONDS must be an integer from 1 to 600"],
     [{ TLS_CERT_FILE: "/tls/tls.crt" }, "TLS_CERT_FILE and TLS_KEY_FILE must be set together"],
     [{ TLS_KEY_FILE: "/tls/tls.key" }, "TLS_CERT_FILE and TLS_KEY_FILE must be set together"],

@@ -16,6 +16,11 @@ export interface SubjectAccess {
   readonly environments: Readonly<Record<string, Role>>;
   /** The highest role anywhere in the team: what the namespace RoleBinding grants. */
   readonly highest: Role;
+  /**
+   * Groups: the identity providers its entries name (sorted, lowercased); empty when an entry names none, which
+   * matches groups from any provider. Always empty for users.
+   */
+  readonly identityProviders: readonly string[];
 }
 
 /** Effective access, or the entries that cannot be honoured. */
@@ -33,10 +38,18 @@ export function effectiveAccess(spec: TeamSpec): AccessResult {
     const prev = users.get(key);
     users.set(key, { name: prev?.name ?? u.name, role: higher(prev?.role ?? "viewer", u.role ?? "viewer") });
   }
-  const groups = new Map<string, { name: string; role: Role }>();
+  const groups = new Map<string, { name: string; role: Role; idps?: Set<string> }>();
   for (const g of spec.access.groups ?? []) {
     const prev = groups.get(g.name);
-    groups.set(g.name, { name: g.name, role: higher(prev?.role ?? "viewer", g.role ?? "viewer") });
+    // An entry without an identity provider matches every provider, so it widens the group to all of them.
+    const idps = (prev && !prev.idps) || !g.identityProvider
+      ? undefined
+      : new Set([...(prev?.idps ?? []), g.identityProvider.toLowerCase()]);
+    groups.set(g.name, {
+      name: g.name,
+      role: higher(prev?.role ?? "viewer", g.role ?? "viewer"),
+      ...(idps ? { idps } : {}),
+    });
   }
   const envRoles = new Map<string, Record<string, Role>>();
   const problems: string[] = [];
@@ -72,11 +85,16 @@ export function effectiveAccess(spec: TeamSpec): AccessResult {
   if (problems.length) return { ok: false, problems };
 
   const envNames = (spec.environments ?? []).map((e) => e.name);
-  const build = (kind: "User" | "Group", key: string, s: { name: string; role: Role }): SubjectAccess => {
+  const build = (
+    kind: "User" | "Group",
+    key: string,
+    s: { name: string; role: Role; idps?: Set<string> },
+  ): SubjectAccess => {
     const raised = envRoles.get(`${kind}:${key}`) ?? {};
     const environments = Object.fromEntries(envNames.map((e) => [e, higher(s.role, raised[e] ?? "viewer")]));
     const highest = Object.values(environments).reduce(higher, s.role);
-    return { kind, name: s.name, teamRole: s.role, environments, highest };
+    const identityProviders = [...(s.idps ?? [])].sort();
+    return { kind, name: s.name, teamRole: s.role, environments, highest, identityProviders };
   };
   return {
     ok: true,

@@ -1,25 +1,27 @@
+import type { HookConfig } from "../../lib/hook/mod.ts";
+
 /**
- * Normalises an identity-provider group name the way butler-server matches groups: trimmed; an LDAP DN
- * becomes its first CN; an email-style name is cut at its last `@`; lowercased.
+ * The RBAC subject names of a Team group: the name as written, behind the prefix the API server gives the
+ * group's identity provider. A group entry that names identity providers matches only their groups (each one's
+ * prefix from `IDP_GROUP_PREFIXES`, else `OIDC_GROUPS_PREFIX`); one that names none matches groups from any
+ * configured provider (the seed), so it is bound under every configured prefix. Kubernetes compares group names
+ * exactly, so no other normalisation applies.
  *
  * @example
  * ```ts
- * normalizeGroupName("engineers@company.com");             // "engineers"
- * normalizeGroupName("CN=Engineers,OU=Groups,DC=company"); // "engineers"
+ * const config = { oidcGroupsPrefix: "oidc:", idpGroupPrefixes: { "google-workspace": "google:" } };
+ * groupSubjects("developers", ["Google-Workspace"], config); // ["google:developers"]
+ * groupSubjects("developers", [], config); // ["google:developers", "oidc:developers"]
  * ```
  */
-export function normalizeGroupName(name: string): string {
-  let g = name.trim();
-  if (g.toUpperCase().startsWith("CN=")) {
-    const first = g.split(",")[0]!;
-    g = first.slice(first.indexOf("=") + 1);
-  }
-  const at = g.lastIndexOf("@");
-  if (at >= 0) g = g.slice(0, at);
-  return g.toLowerCase();
-}
-
-/** The RBAC subject name for a group: as written in the Team, behind the API server's OIDC groups prefix. */
-export function groupSubject(name: string, prefix: string): string {
-  return `${prefix}${name}`;
+export function groupSubjects(
+  name: string,
+  identityProviders: readonly string[],
+  config: Pick<HookConfig, "oidcGroupsPrefix" | "idpGroupPrefixes">,
+): string[] {
+  const prefixOf = (idp: string) => config.idpGroupPrefixes[idp.toLowerCase()] ?? config.oidcGroupsPrefix;
+  const prefixes = identityProviders.length
+    ? identityProviders.map(prefixOf)
+    : [config.oidcGroupsPrefix, ...Object.values(config.idpGroupPrefixes)];
+  return [...new Set(prefixes.map((p) => `${p}${name}`))].sort();
 }

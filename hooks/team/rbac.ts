@@ -2,7 +2,8 @@ import { GROUP, LABELS } from "../../lib/butler/mod.ts";
 import { buildObject, type KubeObject, type TypeRef } from "../../lib/contract/mod.ts";
 import { formatQuantity, parseQuantity } from "../../lib/quantity/mod.ts";
 import type { SubjectAccess } from "./access.ts";
-import { groupSubject } from "./groups.ts";
+import type { HookConfig } from "../../lib/hook/mod.ts";
+import { groupSubjects } from "./groups.ts";
 import type { Role, TeamSpec } from "./schema.ts";
 import { teamNamespace } from "./schema.ts";
 
@@ -79,17 +80,21 @@ function labels(team: string): Record<string, string> {
   return { [LABELS.team]: team, [LABELS.managedBy]: "butler" };
 }
 
-function subjectOf(s: SubjectAccess, groupsPrefix: string) {
+/** How group names become RBAC subjects: the configuration {@linkcode groupSubjects} reads. */
+export type GroupNaming = Pick<HookConfig, "oidcGroupsPrefix" | "idpGroupPrefixes">;
+
+function subjectsOf(s: SubjectAccess, naming: GroupNaming) {
   return s.kind === "User"
-    ? { kind: "User", apiGroup: "rbac.authorization.k8s.io", name: s.name }
-    : { kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: groupSubject(s.name, groupsPrefix) };
+    ? [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: s.name }]
+    : groupSubjects(s.name, s.identityProviders, naming)
+      .map((name) => ({ kind: "Group", apiGroup: "rbac.authorization.k8s.io", name }));
 }
 
 /** Every child the Team wants, in a stable order. */
 export function desiredChildren(
   team: { name: string; spec: TeamSpec },
   subjects: readonly SubjectAccess[],
-  groupsPrefix: string,
+  naming: GroupNaming,
 ): KubeObject[] {
   const ns = teamNamespace(team.name);
   const l = labels(team.name);
@@ -109,7 +114,7 @@ export function desiredChildren(
           kind: "ClusterRole",
           name: roleClusterRole(s.highest),
         },
-        subjects: [subjectOf(s, groupsPrefix)],
+        subjects: subjectsOf(s, naming),
       },
     )
   ).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
@@ -141,7 +146,8 @@ export function desiredChildren(
       if (of.length === 0) continue;
       children.push(buildObject(CHILD_TYPES.ClusterRoleBinding, { name: `${name}${suffix}`, labels: l }, {
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-        subjects: of.map((s) => subjectOf(s, groupsPrefix)),
+        // Two Team groups can name one subject (a prefix spelled into a name): list each subject once.
+        subjects: [...new Map(of.flatMap((s) => subjectsOf(s, naming)).map((x) => [x.name, x])).values()],
       }));
     }
   }

@@ -157,7 +157,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
   // Metacontroller creates children in group/version/kind order, not ours: a RoleBinding or LimitRange asked for
   // before its Namespace exists fails once with a SyncError. So namespaced children are asked for once the
   // Namespace is observed (those already observed are always kept).
-  const children = desiredChildren({ name, spec }, subjects, context.config.oidcGroupsPrefix).filter((c) =>
+  const children = desiredChildren({ name, spec }, subjects, context.config).filter((c) =>
     namespaceObserved || !c.metadata.namespace ||
     Boolean(request.children[groupKey(c)]?.[`${c.metadata.namespace}/${c.metadata.name}`])
   );

@@ -23,6 +23,32 @@ const int = (name: string, min: number, max: number, fallback: number) =>
     return n;
   });
 
+/**
+ * `IDP_GROUP_PREFIXES`: `name=prefix` pairs separated by commas, the group prefix the API server gives each
+ * identity provider (structured authentication's `claimMappings.groups.prefix` per issuer). Names compare
+ * case-insensitively, as the seed matches `identityProvider`.
+ */
+const idpPrefixes = z.string().default("").transform((v, ctx) => {
+  const out: Record<string, string> = {};
+  for (const entry of v.split(",").map((e) => e.trim()).filter(Boolean)) {
+    const eq = entry.indexOf("=");
+    const name = eq > 0 ? entry.slice(0, eq).trim().toLowerCase() : "";
+    if (!name) {
+      ctx.addIssue({
+        code: "custom",
+        message: `IDP_GROUP_PREFIXES entries must be name=prefix, got "${entry}"`,
+      });
+      return z.NEVER;
+    }
+    if (name in out) {
+      ctx.addIssue({ code: "custom", message: `IDP_GROUP_PREFIXES names "${name}" twice` });
+      return z.NEVER;
+    }
+    out[name] = entry.slice(eq + 1).trim();
+  }
+  return out;
+});
+
 const EnvSchema = z.object({
   PORT: int("PORT", 0, 65535, 8080),
   HOST: z.string().min(1, "HOST must not be empty").default("0.0.0.0"),
@@ -31,6 +57,7 @@ const EnvSchema = z.object({
   SHUTDOWN_DRAIN_SECONDS: int("SHUTDOWN_DRAIN_SECONDS", 0, 300, 0),
   SHUTDOWN_TIMEOUT_SECONDS: int("SHUTDOWN_TIMEOUT_SECONDS", 1, 600, 25),
   OIDC_GROUPS_PREFIX: z.string().default(""),
+  IDP_GROUP_PREFIXES: idpPrefixes,
   TLS_CERT_FILE: z.string().optional(),
   TLS_KEY_FILE: z.string().optional(),
 }).refine((e) => (e.TLS_CERT_FILE === undefined) === (e.TLS_KEY_FILE === undefined), {
@@ -98,7 +125,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       ...(e.TLS_CERT_FILE && e.TLS_KEY_FILE
         ? { tls: { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } }
         : {}),
-      hook: { oidcGroupsPrefix: e.OIDC_GROUPS_PREFIX },
+      hook: { oidcGroupsPrefix: e.OIDC_GROUPS_PREFIX, idpGroupPrefixes: e.IDP_GROUP_PREFIXES },
     },
   };
 }

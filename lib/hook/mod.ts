@@ -9,6 +9,8 @@
 export interface HookConfig {
   /** Prefix the API server adds to OIDC group names (`--oidc-groups-prefix`), used in RBAC subjects. */
   readonly oidcGroupsPrefix: string;
+  /** Group prefix per identity provider (lowercased name), for groups whose Team entry names one. */
+  readonly idpGroupPrefixes: Readonly<Record<string, string>>;
 }
 
 /** The injected world of a hook call. */
@@ -23,4 +25,4 @@ export interface HookContext {
 export type Hook<Req, Res> = (request: Req, context: HookContext) => Res;
 
 /** The configuration used where none is given (tests, fixtures). */
-export const DEFAULT_HOOK_CONFIG: HookConfig = Object.freeze({ oidcGroupsPrefix: "" });
+export const DEFAULT_HOOK_CONFIG: HookConfig = Object.freeze({ oidcGroupsPrefix: "", idpGroupPrefixes: {} });

@@ -4,7 +4,14 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { desiredChildren, effectiveAccess, type Role, ROLES, type TeamSpec } from "../../hooks/team/mod.ts";
+import {
+  desiredChildren,
+  effectiveAccess,
+  type Role,
+  roleBindingName,
+  ROLES,
+  type TeamSpec,
+} from "../../hooks/team/mod.ts";
 
 const role = fc.constantFrom<Role>(...ROLES);
 // Names chosen to collide after sanitising: dots, dashes, case, @.
@@ -18,11 +25,23 @@ const userName = fc.constantFrom(
   "b@o.b",
   "ops@x.io", // also a group name: a User and a Group named alike
 );
-const groupName = fc.constantFrom("devs", "Devs", "d.e.v.s", "d-e-v-s", "CN=Ops,OU=x", "ops@x.io");
+const groupName = fc.constantFrom("devs", "Devs", "d.e.v.s", "d-e-v-s", "CN=Ops,OU=x", "ops@x.io", "g:devs");
+// Identity providers with and without a configured prefix, in either case; the "g:" prefix makes "devs" of
+// google-workspace and the group named "g:devs" one subject.
+const identityProvider = fc.option(fc.constantFrom("google-workspace", "Google-Workspace", "okta"), {
+  nil: undefined,
+});
+const NAMING = { oidcGroupsPrefix: "oidc:", idpGroupPrefixes: { "google-workspace": "g:" } };
+const NO_PREFIX = { oidcGroupsPrefix: "", idpGroupPrefixes: {} };
 
 const spec: fc.Arbitrary<TeamSpec> = fc.record({
   users: fc.array(fc.record({ name: userName, role }), { maxLength: 5 }),
-  groups: fc.array(fc.record({ name: groupName, role }), { maxLength: 4 }),
+  groups: fc.array(
+    fc.record({ name: groupName, role, identityProvider }).map(({ identityProvider, ...g }) =>
+      identityProvider ? { ...g, identityProvider } : g
+    ),
+    { maxLength: 4 },
+  ),
   envs: fc.array(
     fc.record({
       users: fc.array(fc.record({ name: userName, role }), { maxLength: 3 }),
@@ -51,7 +70,7 @@ Deno.test("RoleBindings never grant more than the spec gives; names are unique",
       );
       assert.equal(access.ok, everyEnvEntryKnown, "refused exactly when an env entry names an outsider");
       if (!access.ok) return;
-      const children = desiredChildren({ name: "t", spec: s }, access.subjects, "oidc:");
+      const children = desiredChildren({ name: "t", spec: s }, access.subjects, NAMING);
       const bindings = children.filter((c) => c.kind === "RoleBinding") as unknown as {
         metadata: { name: string };
         roleRef: { name: string };
@@ -60,11 +79,16 @@ Deno.test("RoleBindings never grant more than the spec gives; names are unique",
       const names = bindings.map((b) => b.metadata.name);
       assert.equal(new Set(names).size, names.length, "no two bindings share a name");
       for (const b of names) assert.ok(b.length <= 63);
+      // Which Team subject each binding is for, by its deterministic name.
+      const teamSubjects = new Map(
+        [
+          ...(s.access.users ?? []).map((u) => ["User", u.name] as const),
+          ...(s.access.groups ?? []).map((g) => ["Group", g.name] as const),
+        ].map(([kind, name]) => [roleBindingName(kind, name), { kind, name }]),
+      );
       for (const b of bindings) {
-        const [subject] = b.subjects;
+        const { kind, name } = teamSubjects.get(b.metadata.name)!;
         const granted = b.roleRef.name.replace("butler-team-", "") as Role;
-        const kind = subject!.kind;
-        const name = kind === "Group" ? subject!.name.replace(/^oidc:/, "") : subject!.name;
         const same = (n: string) => (kind === "User" ? n.toLowerCase() === name.toLowerCase() : n === name);
         const entries = [
           ...(kind === "User" ? s.access.users ?? [] : s.access.groups ?? []),
@@ -77,10 +101,30 @@ Deno.test("RoleBindings never grant more than the spec gives; names are unique",
           "viewer",
         );
         assert.equal(granted, highest, `${kind} ${name}`);
+        if (kind === "User") {
+          assert.deepEqual(b.subjects.map((x) => `${x.kind}:${x.name.toLowerCase()}`), [
+            `User:${name.toLowerCase()}`,
+          ]);
+          continue;
+        }
+        // Groups: under the prefix of each identity provider the Team's entries name, or of every provider when
+        // one entry names none.
+        const team = (s.access.groups ?? []).filter((g) => g.name === name) as {
+          identityProvider?: string;
+        }[];
+        const prefixOf = (idp: string) =>
+          (NAMING.idpGroupPrefixes as Record<string, string>)[idp.toLowerCase()] ?? NAMING.oidcGroupsPrefix;
+        const prefixes = team.some((g) => !g.identityProvider)
+          ? [NAMING.oidcGroupsPrefix, ...Object.values(NAMING.idpGroupPrefixes)]
+          : team.map((g) => prefixOf(g.identityProvider!));
+        assert.deepEqual(
+          b.subjects.map((x) => `${x.kind}:${x.name}`),
+          [...new Set(prefixes.map((p) => `Group:${p}${name}`))].sort(),
+        );
       }
       assert.equal(bindings.length, access.subjects.length, "one binding per distinct subject");
       // With no groups prefix a User and a Group can share a name; Metacontroller merges subjects by name.
-      for (const c of desiredChildren({ name: "t", spec: s }, access.subjects, "")) {
+      for (const c of desiredChildren({ name: "t", spec: s }, access.subjects, NO_PREFIX)) {
         const subjects = (c as { subjects?: { name: string }[] }).subjects;
         if (!subjects) continue;
         assert.ok(subjects.length > 0, `${c.metadata.name}: no empty subjects list`);
@@ -88,7 +132,7 @@ Deno.test("RoleBindings never grant more than the spec gives; names are unique",
         assert.equal(new Set(subjectNames).size, subjectNames.length, `${c.metadata.name}: ${subjectNames}`);
       }
       assert.deepEqual(
-        desiredChildren({ name: "t", spec: s }, effectiveAccess(s).ok ? access.subjects : [], "oidc:"),
+        desiredChildren({ name: "t", spec: s }, effectiveAccess(s).ok ? access.subjects : [], NAMING),
         children,
       );
     }),
