@@ -52,6 +52,13 @@ const server = Deno.serve({
     }),
 }, inflight.wrap(service.app.fetch));
 
+/**
+ * Before closing the listener, wait this long without any new request (at most `SETTLE_MAX_MS`): requests
+ * already received on keep-alive connections then get their 503 instead of a reset.
+ */
+const SETTLE_QUIET_MS = 200;
+const SETTLE_MAX_MS = 2000;
+
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
@@ -64,6 +71,7 @@ async function shutdown(signal: string): Promise<void> {
     Deno.exit(1);
   }, config.shutdownTimeoutSeconds * 1000);
   await inflight.close();
+  await inflight.settle(SETTLE_QUIET_MS, SETTLE_MAX_MS);
   await server.shutdown();
   clearTimeout(timeout);
   log({ msg: "shutdown complete" });

@@ -10,6 +10,13 @@ export interface InflightTracker {
   ): (req: Request, ...rest: A) => Promise<Response>;
   /** Stops taking new requests; resolves when none is in flight. */
   close(): Promise<void>;
+  /**
+   * After {@linkcode close}: resolves once no request has arrived for `quietMs` and none is in flight, or after
+   * `maxMs`. Requests the server has received but not yet handed to the handler are invisible here; waiting for
+   * a quiet moment lets them arrive and be answered 503 (`Connection: close`) instead of being reset when the
+   * listener closes.
+   */
+  settle(quietMs: number, maxMs: number): Promise<void>;
   /** Requests in flight now. */
   readonly count: number;
 }
@@ -17,6 +24,7 @@ export interface InflightTracker {
 /** Creates an {@linkcode InflightTracker}. */
 export function createInflightTracker(): InflightTracker {
   let count = 0;
+  let started = 0;
   let closing = false;
   let idle: (() => void) | undefined;
   return {
@@ -25,6 +33,7 @@ export function createInflightTracker(): InflightTracker {
     },
     wrap(handler) {
       return async (req, ...rest) => {
+        started++;
         if (closing) {
           return new Response(JSON.stringify({ error: "shutting down" }), {
             status: 503,
@@ -42,6 +51,14 @@ export function createInflightTracker(): InflightTracker {
     close() {
       closing = true;
       return count === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve));
+    },
+    async settle(quietMs, maxMs) {
+      const deadline = Date.now() + maxMs;
+      let seen = -1;
+      while (Date.now() < deadline && (seen !== started || count > 0)) {
+        seen = started;
+        await new Promise((r) => setTimeout(r, quietMs));
+      }
     },
   };
 }
