@@ -12,9 +12,9 @@ COPY lib ./lib
 COPY hooks ./hooks
 
 # Resolve every npm dependency at build time from the frozen lockfile; the container never downloads.
-RUN deno cache --frozen main.ts && chown -R deno:deno /deno-dir
+RUN deno cache --frozen main.ts worker.ts && chown -R deno:deno /deno-dir
 
 USER deno
 EXPOSE 8080
 # --cached-only: fail fast instead of reaching the network; --no-code-cache: the root filesystem is read-only.
-CMD ["run", "--cached-only", "--frozen", "--no-code-cache", "--unstable-no-legacy-abort", "--allow-net", "--allow-env", "main.ts"]
+CMD ["run", "--cached-only", "--frozen", "--no-code-cache", "--unstable-no-legacy-abort", "--allow-net", "--allow-env", "--allow-read", "main.ts"]

@@ -7,7 +7,14 @@
  */
 import { HOOK_ROUTES } from "./hooks/mod.ts";
 import { loadConfig } from "./lib/config/mod.ts";
-import { createApp, createInflightTracker, type LogRecord } from "./lib/http/mod.ts";
+import {
+  createApp,
+  createInflightTracker,
+  createWorkerPool,
+  type LogRecord,
+  type WorkerLike,
+} from "./lib/http/mod.ts";
+import type { WorkerInit } from "./worker.ts";
 
 function log(record: LogRecord): void {
   console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", ...record }));
@@ -22,13 +29,30 @@ const loaded = loadConfig(Deno.env.toObject());
 if (!loaded.ok) fail(`invalid configuration: ${loaded.message}`);
 const config = loaded.config;
 
-const service = createApp({
+const init: WorkerInit = {
   bodyLimitBytes: config.bodyLimitBytes,
   clockOverride: config.clockOverride,
   hookConfig: config.hook,
-  routes: HOOK_ROUTES,
-  log,
-});
+};
+const pool = config.workers > 0
+  ? createWorkerPool({
+    workers: config.workers,
+    queueLimit: config.queueLimit,
+    init,
+    spawn: () =>
+      new Worker(new URL("./worker.ts", import.meta.url), { type: "module" }) as unknown as WorkerLike,
+    onCrash: (message) =>
+      console.error(
+        JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "hook worker died", message }),
+      ),
+  })
+  : undefined;
+
+if (pool) {
+  await pool.ready.catch((err: Error) => fail(err.message));
+}
+
+const service = createApp({ ...init, routes: HOOK_ROUTES, log, ...(pool ? { offload: pool } : {}) });
 
 function readTls(tls: NonNullable<typeof config.tls>): { cert: string; key: string } {
   try {
@@ -49,6 +73,8 @@ const server = Deno.serve({
       port,
       routes: service.routes.length,
       clockOverride: config.clockOverride,
+      workers: config.workers,
+      queueLimit: config.queueLimit,
     }),
 }, inflight.wrap(service.app.fetch));
 
@@ -73,6 +99,7 @@ async function shutdown(signal: string): Promise<void> {
   await inflight.close();
   await inflight.settle(SETTLE_QUIET_MS, SETTLE_MAX_MS);
   await server.shutdown();
+  pool?.terminate();
   clearTimeout(timeout);
   log({ msg: "shutdown complete" });
   Deno.exit(0);

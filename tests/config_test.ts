@@ -12,6 +12,8 @@ Deno.test("configuration from the environment", async (t) => {
       clockOverride: false,
       shutdownDrainSeconds: 0,
       shutdownTimeoutSeconds: 25,
+      workers: 2,
+      queueLimit: 4,
       hook: { oidcGroupsPrefix: "", idpGroupPrefixes: {} },
     });
   });

@@ -58,6 +58,8 @@ const EnvSchema = z.object({
   SHUTDOWN_TIMEOUT_SECONDS: int("SHUTDOWN_TIMEOUT_SECONDS", 1, 600, 25),
   OIDC_GROUPS_PREFIX: z.string().default(""),
   IDP_GROUP_PREFIXES: idpPrefixes,
+  HOOK_WORKERS: int("HOOK_WORKERS", 0, 64, 2),
+  HOOK_QUEUE_LIMIT: int("HOOK_QUEUE_LIMIT", 0, 1024, 4),
   TLS_CERT_FILE: z.string().optional(),
   TLS_KEY_FILE: z.string().optional(),
 }).refine((e) => (e.TLS_CERT_FILE === undefined) === (e.TLS_KEY_FILE === undefined), {
@@ -82,6 +84,10 @@ export interface Config {
   readonly shutdownDrainSeconds: number;
   /** Seconds to wait for in-flight requests before giving up. */
   readonly shutdownTimeoutSeconds: number;
+  /** Hook workers (each runs one request at a time off the event loop); 0 runs hooks on the main thread. */
+  readonly workers: number;
+  /** Hook requests that may wait for a worker; one more is answered 429. */
+  readonly queueLimit: number;
   /** PEM certificate chain and key files to serve HTTPS with; plain HTTP when unset. */
   readonly tls?: { readonly certFile: string; readonly keyFile: string };
   /** What reaches hook logic. */
@@ -122,6 +128,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       clockOverride: e.CLOCK_OVERRIDE,
       shutdownDrainSeconds: e.SHUTDOWN_DRAIN_SECONDS,
       shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
+      workers: e.HOOK_WORKERS,
+      queueLimit: e.HOOK_QUEUE_LIMIT,
       ...(e.TLS_CERT_FILE && e.TLS_KEY_FILE
         ? { tls: { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } }
         : {}),

@@ -1,9 +1,14 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { bodyLimit } from "hono/body-limit";
 import type { HookConfig } from "../hook/mod.ts";
 import { jsonError } from "./errors.ts";
 import type { AppEnv, Runtime } from "./env.ts";
+
+/** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
+const NOW_HEADER_LOWER = "x-butler-now";
 import { createHttpMetrics, type HttpMetrics } from "./metrics.ts";
+import type { Offload } from "./pool.ts";
 
 /** A structured log record; the service prints one JSON line per record. */
 export type LogRecord = Record<string, unknown>;
@@ -21,6 +26,13 @@ export interface AppOptions {
   readonly log?: (record: LogRecord) => void;
   /** Monotonic milliseconds for latency; `performance.now` by default. */
   readonly elapsed?: () => number;
+  /**
+   * Runs hook requests elsewhere (the worker pool) instead of on this thread; a full pool is answered 429 with
+   * `Retry-After`, and `/readyz` reports not ready while it is full.
+   */
+  readonly offload?: Offload;
+  /** `Retry-After` of a 429, in seconds (default 2). */
+  readonly retryAfterSeconds?: number;
 }
 
 /** Shutdown state shared by `/readyz` and the server loop. */
@@ -100,11 +112,52 @@ export function createApp(options: AppOptions): HookService {
     }),
   );
 
+  const offload = options.offload;
+  // Hook requests let in: reading their body, queued or running. Counted from the door, so a burst is refused
+  // before its bodies are read: a full pool must not buffer megabytes it will not run.
+  let admitted = 0;
+  const capacity = () => (offload ? offload.stats().workers + offload.stats().queueLimit : Infinity);
+  if (offload) {
+    const retryAfter = String(options.retryAfterSeconds ?? 2);
+    const busy = (c: Context<AppEnv>) => {
+      const s = offload.stats();
+      c.header("Retry-After", retryAfter);
+      return jsonError(c, 429, `busy: ${s.busy} hook requests running and ${s.queued} queued; retry later`);
+    };
+    app.use("/hooks/*", async (c, next) => {
+      if (c.req.method !== "POST" || !known.has(`POST ${c.req.path}`)) return next();
+      if (admitted >= capacity()) return busy(c);
+      admitted++;
+      try {
+        const headers: Record<string, string> = {};
+        for (const name of ["content-type", NOW_HEADER_LOWER]) {
+          const v = c.req.header(name);
+          if (v !== undefined) headers[name] = v;
+        }
+        const body = await c.req.arrayBuffer();
+        const now = runtime.clock().toISOString();
+        const reply = await offload.submit({ route: c.req.path, body, headers, now });
+        if (reply === "busy") return busy(c);
+        if (reply.subject) c.set("subject", reply.subject);
+        if (reply.failure) c.set("failure", reply.failure);
+        return c.body(reply.body, reply.status as ContentfulStatusCode, {
+          "content-type": "application/json",
+        });
+      } finally {
+        admitted--;
+      }
+    });
+  }
+
   app.get("/healthz", (c) => c.json({ status: "ok" }));
-  app.get(
-    "/readyz",
-    (c) => lifecycle.shuttingDown ? c.json({ status: "shutting down" }, 503) : c.json({ status: "ready" }),
-  );
+  app.get("/readyz", (c) => {
+    if (lifecycle.shuttingDown) return c.json({ status: "shutting down" }, 503);
+    if (offload && admitted >= capacity()) {
+      const s = offload.stats();
+      return c.json({ status: "busy", workers: s.workers, queued: s.queued }, 503);
+    }
+    return c.json({ status: "ready" });
+  });
   app.get("/metrics", async (c) => {
     const body = await metrics.registry.metrics();
     return c.body(body, 200, { "content-type": metrics.registry.contentType });

@@ -10,3 +10,4 @@ export * from "./env.ts";
 export * from "./errors.ts";
 export * from "./metrics.ts";
 export * from "./inflight.ts";
+export * from "./pool.ts";

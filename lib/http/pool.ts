@@ -1,0 +1,185 @@
+/**
+ * Hook work off the event loop: a fixed set of workers, each running the same app on one request at a time, and
+ * a bounded queue in front of them. Beyond the queue the service answers 429 at once, so probes, metrics and
+ * admission stay fast whatever the hooks are doing, and memory is bounded by (workers + queue) requests.
+ *
+ * @module
+ */
+import type { Subject } from "./env.ts";
+
+/**
+ * A hook request handed to a worker: the route, its body as received, and the headers the app reads. The body's
+ * bytes are transferred to the worker, not copied: the main thread never decodes or clones megabytes.
+ */
+export interface OffloadRequest {
+  readonly route: string;
+  readonly body: ArrayBuffer;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The clock, read once by the main thread (RFC 3339). */
+  readonly now: string;
+}
+
+/** A worker's answer: what the app answered, and what the main thread logs. */
+export interface OffloadReply {
+  readonly status: number;
+  readonly body: string;
+  readonly subject?: Subject;
+  readonly failure?: string;
+}
+
+/** Where hook requests go when they are not run on the main thread. */
+export interface Offload {
+  /** Runs a request, or answers `"busy"` when every worker is taken and the queue is full. */
+  submit(request: OffloadRequest): Promise<OffloadReply | "busy">;
+  /** Workers, those busy, requests queued, and the queue's limit. */
+  stats(): { workers: number; busy: number; queued: number; queueLimit: number };
+}
+
+/** Messages between the pool and a worker. */
+export type ToWorker =
+  | { readonly type: "init"; readonly options: unknown }
+  | { readonly type: "run"; readonly id: number; readonly request: OffloadRequest };
+/** A worker's message: ready after init, or the reply to one run. */
+export type FromWorker =
+  | { readonly type: "ready" }
+  | { readonly type: "reply"; readonly id: number; readonly reply: OffloadReply };
+
+/** A worker as the pool uses it (a `Worker`, or a fake in tests). */
+export interface WorkerLike {
+  postMessage(message: ToWorker, transfer?: Transferable[]): void;
+  onmessage: ((event: MessageEvent<FromWorker>) => void) | null;
+  onerror: ((event: ErrorEvent) => void) | null;
+  terminate(): void;
+}
+
+/** How to build the pool. */
+export interface PoolOptions {
+  /** Number of workers; each runs one request at a time. */
+  readonly workers: number;
+  /** Requests that may wait for a worker; one more is answered `"busy"`. */
+  readonly queueLimit: number;
+  /** Starts one worker. */
+  readonly spawn: () => WorkerLike;
+  /** Sent to every worker once, before its first request. */
+  readonly init: unknown;
+  /** Told when a worker died and was replaced. */
+  readonly onCrash?: (message: string) => void;
+}
+
+interface Task {
+  readonly id: number;
+  readonly request: OffloadRequest;
+  readonly resolve: (reply: OffloadReply) => void;
+}
+
+interface Slot {
+  worker: WorkerLike;
+  task?: Task;
+  ready: boolean;
+}
+
+const CRASHED: OffloadReply = {
+  status: 500,
+  body: JSON.stringify({ error: "internal error: the hook worker stopped" }),
+};
+
+/**
+ * Creates a worker pool. `ready` resolves once every worker has started, and rejects if one cannot. A worker
+ * that dies later fails its request with a 500 (Metacontroller retries) and is replaced.
+ *
+ * @example
+ * ```ts
+ * const pool = createWorkerPool({
+ *   workers: 2,
+ *   queueLimit: 4,
+ *   init: options,
+ *   spawn: () => new Worker(new URL("./worker.ts", import.meta.url), { type: "module" }),
+ * });
+ * const reply = await pool.submit({ route: "/hooks/team/sync", body, headers: {}, now: new Date().toISOString() });
+ * ```
+ */
+export function createWorkerPool(
+  options: PoolOptions,
+): Offload & { readonly ready: Promise<void>; terminate(): void } {
+  const queue: Task[] = [];
+  let nextId = 0;
+  const slots: Slot[] = [];
+  let started = 0;
+  let settle!: { resolve: () => void; reject: (err: Error) => void };
+  const ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+
+  function start(slot: Slot): void {
+    const worker = options.spawn();
+    slot.worker = worker;
+    slot.ready = false;
+    worker.onmessage = (event) => {
+      const msg = event.data;
+      if (msg.type === "ready") {
+        slot.ready = true;
+        if (++started === options.workers) settle.resolve();
+        return;
+      }
+      if (msg.type !== "reply" || !slot.task || slot.task.id !== msg.id) return;
+      const task = slot.task;
+      slot.task = undefined;
+      task.resolve(msg.reply);
+      pump();
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      if (!slot.ready && started < options.workers) {
+        // A worker that cannot even start (a missing permission, a broken module) will not start next time
+        // either: fail the service instead of respawning in a loop.
+        worker.terminate();
+        return settle.reject(new Error(`a hook worker failed to start: ${event.message}`));
+      }
+      options.onCrash?.(event.message);
+      const task = slot.task;
+      slot.task = undefined;
+      worker.terminate();
+      start(slot);
+      task?.resolve(CRASHED);
+      pump();
+    };
+    worker.postMessage({ type: "init", options: options.init });
+  }
+
+  function pump(): void {
+    for (const slot of slots) {
+      if (slot.task) continue;
+      const task = queue.shift();
+      if (!task) return;
+      slot.task = task;
+      slot.worker.postMessage({ type: "run", id: task.id, request: task.request }, [task.request.body]);
+    }
+  }
+
+  for (let i = 0; i < options.workers; i++) {
+    const slot = { ready: false } as Slot;
+    slots.push(slot);
+    start(slot);
+  }
+
+  return {
+    ready,
+    submit(request) {
+      const idle = slots.some((s) => !s.task);
+      if (!idle && queue.length >= options.queueLimit) return Promise.resolve("busy");
+      return new Promise<OffloadReply>((resolve) => {
+        queue.push({ id: nextId++, request, resolve });
+        pump();
+      });
+    },
+    stats() {
+      return {
+        workers: slots.length,
+        busy: slots.filter((s) => s.task).length,
+        queued: queue.length,
+        queueLimit: options.queueLimit,
+      };
+    },
+    terminate() {
+      for (const s of slots) s.worker.terminate();
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import {
+  createWorkerPool,
+  type FromWorker,
+  type OffloadRequest,
+  type ToWorker,
+  type WorkerLike,
+} from "./pool.ts";
+
+/** A fake worker: answers `run` when the test says so, or dies. */
+class FakeWorker implements WorkerLike {
+  onmessage: ((event: MessageEvent<FromWorker>) => void) | null = null;
+  onerror: ((event: ErrorEvent) => void) | null = null;
+  runs: Extract<ToWorker, { type: "run" }>[] = [];
+  terminated = false;
+  constructor(private readonly startFails = false) {}
+  postMessage(message: ToWorker): void {
+    queueMicrotask(() => {
+      if (message.type === "init") {
+        if (this.startFails) this.die("cannot start");
+        else this.onmessage?.({ data: { type: "ready" } } as MessageEvent<FromWorker>);
+      } else this.runs.push(message);
+    });
+  }
+  answer(status = 200): void {
+    const run = this.runs.shift()!;
+    this.onmessage?.(
+      {
+        data: {
+          type: "reply",
+          id: run.id,
+          reply: { status, body: new TextDecoder().decode(run.request.body) },
+        },
+      } as MessageEvent<FromWorker>,
+    );
+  }
+  die(message: string): void {
+    this.onerror?.(new ErrorEvent("error", { message, cancelable: true }));
+  }
+  terminate(): void {
+    this.terminated = true;
+  }
+}
+
+const req = (body: string): OffloadRequest => ({
+  route: "/hooks/x/sync",
+  body: new TextEncoder().encode(body).buffer as ArrayBuffer,
+  headers: {},
+  now: "2026-01-01T00:00:00Z",
+});
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+Deno.test("the worker pool", async (t) => {
+  await t.step("runs one request per worker, queues up to the limit, then answers busy", async () => {
+    const workers: FakeWorker[] = [];
+    const pool = createWorkerPool({
+      workers: 2,
+      queueLimit: 1,
+      init: {},
+      spawn: () => (workers.push(new FakeWorker()), workers.at(-1)!),
+    });
+    await pool.ready;
+    const a = pool.submit(req("a"));
+    const b = pool.submit(req("b"));
+    const c = pool.submit(req("c"));
+    assert.equal(await pool.submit(req("d")), "busy");
+    await tick();
+    assert.deepEqual(pool.stats(), { workers: 2, busy: 2, queued: 1, queueLimit: 1 });
+    workers[0]!.answer();
+    assert.deepEqual(await a, { status: 200, body: "a" });
+    await tick();
+    assert.deepEqual(
+      pool.stats(),
+      { workers: 2, busy: 2, queued: 0, queueLimit: 1 },
+      "the queued one started",
+    );
+    workers[1]!.answer();
+    workers[0]!.answer();
+    assert.equal((await b as { body: string }).body, "b");
+    assert.equal((await c as { body: string }).body, "c");
+  });
+  await t.step("a worker that dies fails its request with a 500 and is replaced", async () => {
+    const workers: FakeWorker[] = [];
+    const crashes: string[] = [];
+    const pool = createWorkerPool({
+      workers: 1,
+      queueLimit: 4,
+      init: {},
+      spawn: () => (workers.push(new FakeWorker()), workers.at(-1)!),
+      onCrash: (m) => crashes.push(m),
+    });
+    await pool.ready;
+    const a = pool.submit(req("a"));
+    const b = pool.submit(req("b"));
+    await tick();
+    workers[0]!.die("out of memory");
+    assert.equal((await a as { status: number }).status, 500);
+    assert.deepEqual(crashes, ["out of memory"]);
+    assert.ok(workers[0]!.terminated);
+    await tick();
+    await tick();
+    workers[1]!.answer();
+    assert.equal((await b as { body: string }).body, "b", "the next request runs on the new worker");
+  });
+  await t.step("a worker that cannot start rejects ready (no respawn loop)", async () => {
+    let spawned = 0;
+    const pool = createWorkerPool({
+      workers: 2,
+      queueLimit: 0,
+      init: {},
+      spawn: () => (spawned++, new FakeWorker(true)),
+    });
+    await assert.rejects(pool.ready, /a hook worker failed to start: cannot start/);
+    await tick();
+    assert.equal(spawned, 2);
+  });
+});

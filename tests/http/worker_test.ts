@@ -1,0 +1,87 @@
+/**
+ * Hook work in real workers gives exactly what the main thread gives: every golden fixture through an app whose
+ * hook routes are offloaded to a pool of two `worker.ts` workers, byte for byte. And a full pool is answered
+ * 429 with `Retry-After` while probes stay ready to answer.
+ */
+import assert from "node:assert/strict";
+import { HOOK_ROUTES } from "../../hooks/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { createApp, createWorkerPool, type Offload, type WorkerLike } from "../../lib/http/mod.ts";
+import { discoverGoldenCases, TEST_EPOCH } from "../../lib/testing/mod.ts";
+import type { WorkerInit } from "../../worker.ts";
+
+const root = new URL("../fixtures", import.meta.url).pathname;
+const init: WorkerInit = { bodyLimitBytes: 16 << 20, clockOverride: true, hookConfig: DEFAULT_HOOK_CONFIG };
+
+Deno.test("every golden fixture answered the same by the worker pool", async () => {
+  const cases = discoverGoldenCases(root).filter((c) => c.route.startsWith("/hooks/"));
+  assert.ok(cases.length > 50);
+  const pool = createWorkerPool({
+    workers: 2,
+    queueLimit: cases.length, // all at once: the queue must hold them
+    init,
+    spawn: () =>
+      new Worker(new URL("../../worker.ts", import.meta.url), { type: "module" }) as unknown as WorkerLike,
+  });
+  try {
+    await pool.ready;
+    const { app } = createApp({ ...init, routes: HOOK_ROUTES, clock: () => TEST_EPOCH, offload: pool });
+    const answers = await Promise.all(cases.map(async (c) => {
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      try {
+        headers["X-Butler-Now"] = (await Deno.readTextFile(`${c.dir}/now`)).trim();
+      } catch { /* no now file: the app's clock */ }
+      const res = await app.request(c.route, {
+        method: "POST",
+        headers,
+        body: await Deno.readTextFile(`${c.dir}/request.json`),
+      });
+      return { c, status: res.status, body: await res.json() };
+    }));
+    for (const { c, status, body } of answers) {
+      assert.equal(status, 200, `${c.kind}/${c.hook}/${c.name}`);
+      const expected = JSON.parse(await Deno.readTextFile(`${c.dir}/response.json`));
+      assert.deepStrictEqual(body, expected, `${c.kind}/${c.hook}/${c.name}`);
+    }
+  } finally {
+    pool.terminate();
+  }
+});
+
+Deno.test("a full pool: 429 with Retry-After before the body is read; readyz 503; healthz 200", async () => {
+  const held: (() => void)[] = [];
+  let submitted = 0;
+  const offload: Offload = {
+    submit: () => {
+      submitted++;
+      return new Promise((resolve) => held.push(() => resolve({ status: 200, body: "{}" })));
+    },
+    stats: () => ({
+      workers: 1,
+      busy: Math.min(1, held.length),
+      queued: Math.max(0, held.length - 1),
+      queueLimit: 1,
+    }),
+  };
+  const { app } = createApp({ ...init, routes: HOOK_ROUTES, offload, retryAfterSeconds: 3 });
+  const post = () =>
+    app.request("/hooks/team/sync", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+  const running = [post(), post()]; // one running, one queued: the pool is full
+  while (submitted < 2) await new Promise((r) => setTimeout(r, 1));
+  assert.equal((await app.request("/readyz")).status, 503);
+  assert.equal((await app.request("/healthz")).status, 200);
+  const res = await post();
+  assert.equal(res.status, 429);
+  assert.equal(res.headers.get("retry-after"), "3");
+  assert.match((await res.json()).error, /^busy: 1 hook requests running and 1 queued/);
+  assert.equal(submitted, 2, "refused at the door: never read, never queued");
+  for (const release of held) release();
+  for (const r of await Promise.all(running)) assert.equal(r.status, 200);
+  assert.equal((await app.request("/readyz")).status, 200);
+  const unknown = await app.request("/hooks/nope/sync", { method: "POST", body: "{}" });
+  assert.equal(unknown.status, 404, "unknown routes are not offloaded");
+});

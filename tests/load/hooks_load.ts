@@ -1,0 +1,186 @@
+/**
+ * `npx -y deno@2.9.6 task load [--workers=N] [--queue=N] [--v8-flags=...] [--scenarios=burst,team,throughput]`
+ *
+ * Runs the real service (`main.ts` in a child process) under the load docs/performance.md records, and prints one
+ * table per scenario:
+ *
+ * - burst: 16 concurrent NetworkPool syncs of a 5,000-grant /12 (2.6 MB each), with `/healthz` and `/readyz`
+ *   probed every 25 ms throughout and the child's resident memory sampled: every answer must be 200 or 429;
+ * - team: Team syncs with 1,000 TenantClusters related, 8 clients in parallel, 20 requests each (429s retried
+ *   after `Retry-After`), latency percentiles;
+ * - throughput: 4 clients sending large pool syncs back to back for 10 s: answers per second.
+ *
+ * Not part of the test suite: timings belong in recorded figures, never in assertions.
+ */
+import { poolSyncBody } from "../../hooks/networkpool/bench_data.ts";
+import { teamSyncBody } from "../../hooks/team/bench_data.ts";
+
+const args = Deno.args;
+const flag = (name: string, fallback: string) => {
+  const hit = args.find((a) => a.startsWith(`--${name}=`));
+  return hit ? hit.slice(name.length + 3) : fallback;
+};
+const workers = flag("workers", "2");
+const queue = flag("queue", "4");
+const v8 = flag("v8-flags", "");
+const scenarios = new Set(flag("scenarios", "burst,team,throughput").split(","));
+
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+const child = new Deno.Command(Deno.execPath(), {
+  args: ["run", "--allow-net", "--allow-env", "--allow-read", ...(v8 ? [`--v8-flags=${v8}`] : []), MAIN],
+  env: { HOST: "127.0.0.1", PORT: "0", HOOK_WORKERS: workers, HOOK_QUEUE_LIMIT: queue, NO_COLOR: "1" },
+  stdout: "piped",
+  stderr: "inherit",
+}).spawn();
+
+const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+let port = 0;
+let buffered = "";
+while (!port) {
+  const { value, done } = await lines.read();
+  if (done) throw new Error("the service exited before listening");
+  buffered += value;
+  const m = /"port":(\d+)/.exec(buffered);
+  if (m) port = Number(m[1]);
+}
+// Keep draining the log so the child never blocks on a full pipe.
+(async () => {
+  while (!(await lines.read()).done) { /* drain */ }
+})();
+const base = `http://127.0.0.1:${port}`;
+
+function rssMiB(field: "VmRSS" | "VmHWM"): number {
+  const status = Deno.readTextFileSync(`/proc/${child.pid}/status`);
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
+}
+
+const ms = (v: number) => `${v.toFixed(1)} ms`;
+
+async function post(
+  route: string,
+  body: string,
+): Promise<{ status: number; ms: number; retryAfter: number }> {
+  const start = performance.now();
+  const res = await fetch(`${base}${route}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });
+  await res.arrayBuffer();
+  return {
+    status: res.status,
+    ms: performance.now() - start,
+    retryAfter: Number(res.headers.get("retry-after") ?? 0),
+  };
+}
+
+/** Probes `/healthz` and `/readyz` every 25 ms from a separate process and samples RSS until stopped. */
+function monitor() {
+  const probe = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./probe.ts", import.meta.url).pathname, base, String(child.pid)],
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  return {
+    async done(): Promise<{ probes: Record<string, number[]>; notReady: number; peak: number }> {
+      await probe.stdin.close();
+      const { stdout } = await probe.output();
+      return JSON.parse(new TextDecoder().decode(stdout));
+    },
+  };
+}
+
+const pool = poolSyncBody(5000, 10);
+const team = teamSyncBody(1000);
+console.log(`service: HOOK_WORKERS=${workers} HOOK_QUEUE_LIMIT=${queue}${v8 ? ` --v8-flags=${v8}` : ""}`);
+console.log(`idle RSS ${rssMiB("VmRSS")} MiB; pool request ${(pool.length / 1e6).toFixed(1)} MB`);
+
+// burst
+if (scenarios.has("burst")) {
+  const m = monitor();
+  await new Promise((r) => setTimeout(r, 300)); // the prober is up
+  const start = performance.now();
+  const answers = await Promise.all(Array.from({ length: 16 }, () => post("/hooks/networkpool/sync", pool)));
+  const wall = performance.now() - start;
+  await new Promise((r) => setTimeout(r, 500));
+  const { probes, notReady, peak } = await m.done();
+  const statuses: Record<number, number> = {};
+  for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+  console.log(`\nburst: 16 concurrent pool syncs (5,000 grants), ${ms(wall)} wall`);
+  console.log(`| answers | ${JSON.stringify(statuses)} |`);
+  console.log(
+    `| 200 latency p50 / max | ${
+      ms(percentile(
+        answers.filter((a) => a.status === 200).map((a) => a.ms),
+        50,
+      ))
+    } / ${ms(Math.max(...answers.map((a) => a.ms)))} |`,
+  );
+  for (const [path, values] of Object.entries(probes)) {
+    console.log(
+      `| ${path} p50 / p99 / max (${values.length} probes) | ${ms(percentile(values, 50))} / ${
+        ms(percentile(values, 99))
+      } / ${ms(Math.max(...values))} |`,
+    );
+  }
+  console.log(`| /readyz not ready | ${notReady} |`);
+  console.log(`| peak RSS (sampled) / high-water mark | ${peak} MiB / ${rssMiB("VmHWM")} MiB |`);
+  await new Promise((r) => setTimeout(r, 3000));
+  console.log(`| RSS 3 s after the burst | ${rssMiB("VmRSS")} MiB |`);
+}
+
+// team
+if (scenarios.has("team")) {
+  const latencies: number[] = [];
+  let busy = 0;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    for (let i = 0; i < 20; i++) {
+      for (;;) {
+        const a = await post("/hooks/team/sync", team);
+        if (a.status === 429) {
+          busy++;
+          await new Promise((r) => setTimeout(r, a.retryAfter * 1000));
+          continue;
+        }
+        if (a.status !== 200) throw new Error(`team sync answered ${a.status}`);
+        latencies.push(a.ms);
+        break;
+      }
+    }
+  }));
+  console.log(`\nteam: 1,000 TenantClusters, 8 clients x 20 requests`);
+  console.log(
+    `| p50 / p99 / max | ${ms(percentile(latencies, 50))} / ${ms(percentile(latencies, 99))} / ${
+      ms(Math.max(...latencies))
+    } |`,
+  );
+  console.log(`| 429 answers (retried) | ${busy} |`);
+}
+
+// throughput
+if (scenarios.has("throughput")) {
+  let ok = 0;
+  let busy = 0;
+  const until = performance.now() + 10_000;
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    while (performance.now() < until) {
+      const a = await post("/hooks/networkpool/sync", pool);
+      if (a.status === 200) ok++;
+      else if (a.status === 429) (busy++, await new Promise((r) => setTimeout(r, 100)));
+      else throw new Error(`pool sync answered ${a.status}`);
+    }
+  }));
+  console.log(`\nthroughput: 4 clients, large pool syncs for 10 s`);
+  console.log(`| answered 200 per second | ${(ok / 10).toFixed(1)} |`);
+  console.log(`| 429 answers | ${busy} |`);
+  console.log(`| high-water mark over the whole run | ${rssMiB("VmHWM")} MiB |`);
+}
+
+child.kill("SIGTERM");
+await child.status;
