@@ -13,6 +13,10 @@ const MapObject = z.looseObject({
     name: z.string().min(1),
     namespace: z.string().optional(),
     uid: z.string().optional(),
+    // Hooks hand observed objects back as desired ones (keeping what they cannot understand), so what a response
+    // must hold is checked here too: an object the API server could not have sent is refused, not echoed.
+    labels: z.record(z.string(), z.string()).nullable().optional(),
+    annotations: z.record(z.string(), z.string()).nullable().optional(),
   }),
 }) as unknown as z.ZodType<KubeObject>;
 
