@@ -7,7 +7,8 @@
  * - a 400 never quotes request content (no injected marker in the error body);
  * - no response names one object twice;
  * - a NetworkPool never drops a grant whose IPAllocation is delivered;
- * - no Secret value appears in any answer.
+ * - no Secret value appears in any answer;
+ * - the answer's size is proportional to the request's (no blow-up).
  *
  * The suite runs 2,500 cases with a fixed seed (about 2 s); explore further with `FUZZ_SEED` and `FUZZ_RUNS`.
  * The fixed seed found an observed child with non-string labels echoed into an invalid response (a 500).
@@ -86,12 +87,18 @@ Deno.test("fuzzed hook requests keep every invariant", async () => {
       if (op === "delete" && !Array.isArray(parent)) delete parent[last];
       else parent[last] = structuredClone(value);
 
+      const sent = JSON.stringify(request);
       const res = await app.request(c.route, {
         method: "POST",
         headers: { "content-type": "application/json", "X-Butler-Now": "2026-11-21T09:00:00Z" },
-        body: JSON.stringify(request),
+        body: sent,
       });
       const text = await res.text();
+      // Work proportional to the input: a 6 MB string status once came back as an 83 MB answer.
+      assert.ok(
+        text.length <= 4 * sent.length + 65536,
+        `answer of ${text.length} for ${sent.length} characters`,
+      );
       const where_ = `${c.name} ${op} ${path.join(".")} = ${JSON.stringify(value)}: ${text.slice(0, 300)}`;
       assert.ok(res.status === 200 || res.status === 400, `status ${res.status}: ${where_}`);
       assert.ok(!text.includes(SECRET_VALUE), `a Secret value in the answer: ${where_}`);
