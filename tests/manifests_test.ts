@@ -25,7 +25,15 @@ Deno.test("manifests build", async (t) => {
   );
   await t.step("every namespaced object of ours lives in butler-system", () => {
     for (const o of objects) {
-      if (["Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding"].includes(o.kind)) {
+      const clusterScoped = [
+        "Namespace",
+        "CustomResourceDefinition",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+      ];
+      if (clusterScoped.includes(o.kind)) {
         continue;
       }
       if (o.apiVersion.startsWith("metacontroller.k8s.io/")) continue;

@@ -134,8 +134,17 @@ export function desiredChildren(
       subjects.filter((s) => s.teamRole === "admin"),
     ],
   ];
+  // Team admins may change environment limits: the admission policy asks RBAC for `update` on the virtual
+  // subresource `teams/environmentlimits` of this Team (platform admins hold it for every Team).
+  const environmentLimits = {
+    apiGroups: [GROUP],
+    resources: ["teams/environmentlimits"],
+    resourceNames: [team.name],
+    verbs: ["update"],
+  };
   for (const [name, verbs] of perTeam) {
-    children.push(buildObject(CHILD_TYPES.ClusterRole, { name, labels: l }, { rules: teamRule(verbs) }));
+    const rules = name.endsWith("-admin") ? [...teamRule(verbs), environmentLimits] : teamRule(verbs);
+    children.push(buildObject(CHILD_TYPES.ClusterRole, { name, labels: l }, { rules }));
   }
   // One binding per subject kind: Metacontroller merges `subjects` as a list keyed by name, so a User and a
   // Group of the same name in one binding would collapse into one of them. A binding with no subject is left
