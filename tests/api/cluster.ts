@@ -143,10 +143,15 @@ export function yamlFiles(dir: string): string[] {
   return out.sort();
 }
 
-/** An example that must be refused, with the message its `# expect:` line gives. */
+/**
+ * An example that must be refused, with the message its `# expect:` line gives. `refusedBy` names the
+ * ValidatingAdmissionPolicy its `# refused-by:` line says refuses it; such an example passes the CRD schema, so
+ * only a real API server (not kubectl-validate) can refuse it.
+ */
 export interface InvalidExample {
   readonly path: string;
   readonly expect: string;
+  readonly refusedBy?: string;
   readonly object: { kind: string; metadata: { name: string; namespace?: string } };
 }
 
@@ -156,8 +161,22 @@ export function invalidExamples(): InvalidExample[] {
     const text = Deno.readTextFileSync(path);
     const expect = /^# expect: (.+)$/m.exec(text)?.[1];
     if (!expect) throw new Error(`${path}: no "# expect: <message>" line`);
-    return { path, expect, object: parse(text) };
+    const refusedBy = /^# refused-by: ValidatingAdmissionPolicy (\S+)$/m.exec(text)?.[1];
+    return { path, expect, refusedBy, object: parse(text) };
   });
+}
+
+/** Waits until the policy that refuses `example` refuses it (a server-side dry run). */
+async function awaitPolicy(example: InvalidExample): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const r = await kubectl(["create", "--dry-run=server", "-f", example.path]);
+    if (r.stderr.includes(`ValidatingAdmissionPolicy '${example.refusedBy}'`)) return;
+    if (Date.now() > deadline) {
+      throw new Error(`${example.refusedBy} never refused ${example.path}: ${r.stderr || "accepted"}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 /** The admin token of the test cluster (from its kubeconfig). */
@@ -200,13 +219,16 @@ let installed: Promise<void> | undefined;
 
 /**
  * Installs the test Metacontroller CRDs and `kubectl apply --server-side -k manifests/` (strict field validation),
- * then waits for every CRD to be established. Idempotent and done once per test process.
+ * then waits for every CRD to be established and every shipped admission policy to answer (a new policy binding
+ * takes effect within seconds, not at once; an example the policy refuses shows when it does). Idempotent and
+ * done once per test process.
  */
 export function installManifests(): Promise<void> {
   installed ??= (async () => {
     await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "tests/api/crds/"]);
     await kubectlOk(["apply", "--server-side", "--validate=strict", "-k", "manifests/"]);
     await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+    await Promise.all(invalidExamples().filter((e) => e.refusedBy).map(awaitPolicy));
   })();
   return installed;
 }
