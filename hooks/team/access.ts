@@ -14,8 +14,6 @@ export interface SubjectAccess {
   readonly name: string;
   readonly teamRole: Role;
   readonly environments: Readonly<Record<string, Role>>;
-  /** The highest role anywhere in the team: what the namespace RoleBinding grants. */
-  readonly highest: Role;
   /**
    * Groups: the identity providers its entries name (sorted, lowercased); empty when an entry names none, which
    * matches groups from any provider. Always empty for users.
@@ -92,9 +90,8 @@ export function effectiveAccess(spec: TeamSpec): AccessResult {
   ): SubjectAccess => {
     const raised = envRoles.get(`${kind}:${key}`) ?? {};
     const environments = Object.fromEntries(envNames.map((e) => [e, higher(s.role, raised[e] ?? "viewer")]));
-    const highest = Object.values(environments).reduce(higher, s.role);
     const identityProviders = [...(s.idps ?? [])].sort();
-    return { kind, name: s.name, teamRole: s.role, environments, highest, identityProviders };
+    return { kind, name: s.name, teamRole: s.role, environments, identityProviders };
   };
   return {
     ok: true,

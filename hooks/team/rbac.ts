@@ -10,6 +10,7 @@ import { teamNamespace } from "./schema.ts";
 /** Child types of the Team controller, with the exact apiVersions declared in its CompositeController. */
 export const CHILD_TYPES = {
   Namespace: { apiVersion: "v1", kind: "Namespace" },
+  Role: { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role" },
   RoleBinding: { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding" },
   ClusterRole: { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole" },
   ClusterRoleBinding: { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding" },
@@ -50,6 +51,35 @@ export function roleBindingName(kind: "User" | "Group", subject: string): string
   const key = kind === "User" ? subject.toLowerCase() : subject;
   const base = sanitize(subject).slice(0, 40).replace(/-+$/, "");
   return `butler-${kind.toLowerCase()}-${base ? `${base}-` : ""}${shortHash(`${kind}:${key}`)}`;
+}
+
+/**
+ * The name of the Role (and, with `-users`/`-groups`, of its RoleBindings) that carries the elevations of one
+ * environment: environment names may hold `_`, `.` and capitals, which object names may not, so the sanitised
+ * name is followed by a hash of the exact one.
+ *
+ * @example
+ * ```ts
+ * environmentRoleName("prod"); // "butler-env-prod-<8 hex>"
+ * ```
+ */
+export function environmentRoleName(environment: string): string {
+  const base = sanitize(environment).slice(0, 32).replace(/-+$/, "");
+  return `butler-env-${base ? `${base}-` : ""}${shortHash(`Environment:${environment}`)}`;
+}
+
+/**
+ * The virtual subresource the admission policy `butler-tenantcluster-environment` asks RBAC about: may the
+ * requester create, update or delete TenantClusters labelled with environment `<name>` (the resource name)? The
+ * team roles operator and admin hold it for every environment; an environment elevation for that one.
+ */
+export const ENVIRONMENT_SUBRESOURCE = "tenantclusters/environment";
+
+/** The subjects an environment elevates: their role there allows TenantCluster changes their team role does not. */
+function elevatedIn(environment: string, subjects: readonly SubjectAccess[]): SubjectAccess[] {
+  return subjects.filter((s) =>
+    s.teamRole === "viewer" && (s.environments[environment] ?? "viewer") !== "viewer"
+  );
 }
 
 /** The resource lists of a LimitRange item. The server also fills in `default`/`defaultRequest` from `max`/`min`
@@ -112,13 +142,45 @@ export function desiredChildren(
         roleRef: {
           apiGroup: "rbac.authorization.k8s.io",
           kind: "ClusterRole",
-          name: roleClusterRole(s.highest),
+          name: roleClusterRole(s.teamRole),
         },
         subjects: subjectsOf(s, naming),
       },
     )
   ).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
   children.push(...bindings);
+
+  // An environment elevation grants what the seed gives it, creating, changing and deleting TenantClusters
+  // labelled with that environment, never the team role's Secrets or ProviderConfigs namespace-wide. RBAC grants
+  // the TenantCluster verbs in the namespace so the request reaches admission; the policy then requires the
+  // environment, as a resource name of the virtual subresource, to be granted too. An elevation to admin grants
+  // the same: nothing else is scoped to an environment. An operator or admin of the team needs none.
+  for (const env of team.spec.environments ?? []) {
+    const elevated = elevatedIn(env.name, subjects);
+    if (elevated.length === 0) continue;
+    const role = environmentRoleName(env.name);
+    children.push(buildObject(CHILD_TYPES.Role, { name: role, namespace: ns, labels: l }, {
+      rules: [
+        { apiGroups: [GROUP], resources: ["tenantclusters"], verbs: ["create", "update", "patch", "delete"] },
+        {
+          apiGroups: [GROUP],
+          resources: [ENVIRONMENT_SUBRESOURCE],
+          resourceNames: [env.name],
+          verbs: ["create", "update", "delete"],
+        },
+      ],
+    }));
+    for (const [kind, suffix] of [["User", "users"], ["Group", "groups"]] as const) {
+      const of = elevated.filter((s) => s.kind === kind);
+      if (of.length === 0) continue;
+      children.push(
+        buildObject(CHILD_TYPES.RoleBinding, { name: `${role}-${suffix}`, namespace: ns, labels: l }, {
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role },
+          subjects: [...new Map(of.flatMap((s) => subjectsOf(s, naming)).map((x) => [x.name, x])).values()],
+        }),
+      );
+    }
+  }
 
   const teamRule = (verbs: string[]) => [{
     apiGroups: [GROUP],

@@ -78,7 +78,8 @@ function accessTable(subjects: readonly SubjectAccess[]) {
 
 /**
  * The Team sync and finalize hook (CompositeController). Children: the `team-{name}` Namespace, a RoleBinding per
- * user and group bound to the highest role it has in the team or any environment, the per-team ClusterRoles and
+ * user and group bound to its team role, a Role and RoleBindings per environment that elevates a viewer (its
+ * TenantClusters only, narrowed by the admission policy), the per-team ClusterRoles and
  * ClusterRoleBindings for reading and (admins) updating the Team, and the `namespaceQuota` ResourceQuotas and
  * LimitRanges. Status: phase, conditions, usage and quota. A spec it cannot honour keeps every child as it is.
  * Finalize returns no children, so the namespace goes (taking its TenantClusters with it), and finishes once the
@@ -164,7 +165,8 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
   const missingRbac = observedKeys(
     request.children,
     children.filter((c) =>
-      c.kind === "RoleBinding" || c.kind === "ClusterRole" || c.kind === "ClusterRoleBinding"
+      c.kind === "Role" || c.kind === "RoleBinding" || c.kind === "ClusterRole" ||
+      c.kind === "ClusterRoleBinding"
     ),
   );
   const users = subjects.filter((s) => s.kind === "User").length;

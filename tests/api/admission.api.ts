@@ -1,8 +1,9 @@
 /**
  * The ValidatingAdmissionPolicies of manifests/admission on a real API server, with impersonated users: who may
  * change a Team's limits (platform admins through butler-platform-admin, team admins through the Team's own
- * ClusterRole as its hook computes it), the environment label migration, and creator/owner annotations that
- * name the requester. No webhook is involved: these hold with the hook service down.
+ * ClusterRole as its hook computes it), the environment label migration, creator/owner annotations that name
+ * the requester, and environment roles that stay in their environment (the RBAC the Team hook writes plus the
+ * policy). No webhook is involved: these hold with the hook service down.
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
@@ -16,6 +17,7 @@ type Obj = Record<string, any>;
 const alice: As = { user: "alice@example.com" }; // team admin of payments
 const bob: As = { user: "bob@example.com" }; // operator, admin only in prod
 const carol: As = { user: "carol@example.com" }; // operator
+const dave: As = { user: "dave@example.com" }; // viewer, operator only in prod (added to the seed's team here)
 const pat: As = { user: "pat@example.com" }; // platform admin
 const editor: As = { user: "editor@example.com" }; // may update and create Teams, holds no limit authority
 const consoleSA: As = { user: "system:serviceaccount:butler-system:test-console" }; // impersonates users
@@ -60,13 +62,15 @@ async function setUp(): Promise<Obj> {
   // The seed's payments team under a name of its own: other files of this tier use "payments".
   const team = parse(await Deno.readTextFile("examples/teams/payments.yaml")) as Obj;
   team.metadata.name = TEAM;
+  team.spec.access.users.push({ name: "dave@example.com", role: "viewer" });
+  team.spec.environments[1].access.users.push({ name: "dave@example.com", role: "operator" });
   await apply(team);
   // The Team's own ClusterRoles and bindings, exactly as its hook asks Metacontroller for them.
   const spec = team.spec as TeamSpec;
   const access = effectiveAccess(spec);
   assert.ok(access.ok);
   for (const child of desiredChildren({ name: TEAM, spec }, access.subjects, DEFAULT_HOOK_CONFIG)) {
-    if (child.kind === "ClusterRole" || child.kind === "ClusterRoleBinding" || child.kind === "RoleBinding") {
+    if (["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"].includes(child.kind)) {
       await apply(child);
     }
   }
@@ -95,6 +99,7 @@ metadata: { name: test-console }
 rules:
   - { apiGroups: [""], resources: [users], verbs: [impersonate] }
   - { apiGroups: [butler.butlerlabs.dev], resources: [tenantclusters], verbs: [get, create, update, patch] }
+  - { apiGroups: [butler.butlerlabs.dev], resources: [tenantclusters/environment], verbs: [create, update] }
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -245,6 +250,86 @@ Deno.test("TenantCluster: environment label migration and the requester's identi
     );
   });
   await kubectlOk(["delete", "tenantcluster", "migrating", "-n", NS, "--wait=false"]);
+});
+
+Deno.test("environment roles stay in their environment", async (t) => {
+  await setUp();
+  const cluster = (name: string, env?: string) => ({
+    apiVersion: "butler.butlerlabs.dev/v1alpha1",
+    kind: "TenantCluster",
+    metadata: {
+      name,
+      namespace: NS,
+      ...(env ? { labels: { "butler.butlerlabs.dev/environment": env } } : {}),
+    },
+    spec: { providerConfigRef: { name: "harvester-prod" } },
+  });
+  const canI = async (verb: string, resource: string, as: As) =>
+    (await kubectl(["auth", "can-i", verb, resource, "-n", NS], { as })).stdout.trim();
+  const remove = (name: string, as: As) =>
+    kubectl(["delete", "tenantcluster", name, "-n", NS, "--dry-run=server"], { as });
+  const refusal = (user: string, verb: string, name: string, env: string) =>
+    `user "${user}" may not ${verb} TenantCluster "${name}" in environment "${env}"; an operator or admin role in the team or in that environment is required`;
+
+  await t.step("an operator only in prod creates a prod cluster and nothing in dev", async () => {
+    allowed(await create(cluster("dave-prod", "prod"), dave));
+    // A new policy binding takes effect within seconds: the first refusal is waited for.
+    const deadline = Date.now() + 30_000;
+    let r = await create(cluster("dave-dev", "dev"), dave);
+    while (r.code === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      r = await create(cluster("dave-dev", "dev"), dave);
+    }
+    denied(r, refusal("dave@example.com", "create", "dave-dev", "dev"));
+    denied(
+      await create(cluster("dave-none"), dave),
+      'user "dave@example.com" may not create TenantCluster "dave-none" without an environment label; an operator or admin role in the team is required',
+    );
+  });
+  await t.step("nor changes, migrates or deletes a dev cluster; a prod one he may", async () => {
+    await apply(cluster("shared-dev", "dev"));
+    await apply(cluster("shared-prod", "prod"));
+    denied(
+      await patch("tenantcluster", "shared-dev", { spec: { workers: { replicas: 5 } } }, dave, NS),
+      refusal("dave@example.com", "update", "shared-dev", "dev"),
+    );
+    const migrate = {
+      metadata: {
+        labels: { "butler.butlerlabs.dev/environment": "prod" },
+        annotations: { "butler.butlerlabs.dev/migration-operation": "true" },
+      },
+    };
+    denied(
+      await patch("tenantcluster", "shared-dev", migrate, dave, NS),
+      refusal("dave@example.com", "update", "shared-dev", "dev"),
+    );
+    denied(await remove("shared-dev", dave), refusal("dave@example.com", "delete", "shared-dev", "dev"));
+    allowed(await patch("tenantcluster", "shared-prod", { spec: { workers: { replicas: 5 } } }, dave, NS));
+    allowed(await remove("shared-prod", dave));
+  });
+  await t.step("an elevation never grants Secrets, ProviderConfigs or the Team namespace-wide", async () => {
+    assert.equal(await canI("get", "secrets", dave), "no");
+    assert.equal(await canI("create", "providerconfigs.butler.butlerlabs.dev", dave), "no");
+    // bob is operator on the team and admin only in prod: bound to the operator role, not the admin one.
+    assert.equal(await canI("get", "secrets", bob), "no");
+    assert.equal(await canI("create", "providerconfigs.butler.butlerlabs.dev", bob), "no");
+    assert.equal(await canI("get", "secrets", alice), "yes");
+  });
+  await t.step("team operators and admins act in every environment and without one", async () => {
+    for (const [who, as] of [["bob", bob], ["carol", carol], ["alice", alice]] as const) {
+      for (const env of ["dev", "prod", undefined]) {
+        allowed(await create(cluster(`${who}-${env ?? "none"}`, env), as));
+      }
+    }
+    allowed(await remove("shared-dev", carol));
+  });
+  await t.step("a platform admin everywhere", async () => {
+    allowed(await create(cluster("pat-dev", "dev"), pat));
+    allowed(await remove("shared-dev", pat));
+  });
+  for (const name of ["shared-dev", "shared-prod"]) {
+    await kubectlOk(["delete", "tenantcluster", name, "-n", NS, "--wait=false"]);
+  }
 });
 
 Deno.test("clean up: the admission tests leave nothing behind", async () => {

@@ -19,6 +19,7 @@ const PLURALS: Record<string, string> = {
   ConfigMap: "configmaps",
   ResourceQuota: "resourcequotas",
   LimitRange: "limitranges",
+  Role: "roles",
   RoleBinding: "rolebindings",
   ClusterRole: "clusterroles",
   ClusterRoleBinding: "clusterrolebindings",

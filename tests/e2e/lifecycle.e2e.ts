@@ -43,8 +43,11 @@ Deno.test("install: the controllers point at the hook service", async () => {
 });
 
 Deno.test("Team: namespace, RoleBindings and ClusterRoles, then deletion", async (t) => {
-  // The example plus a namespace quota: a LimitRange sorts before the Namespace in Metacontroller's create order.
+  // The example plus a namespace quota (a LimitRange sorts before the Namespace in Metacontroller's create order)
+  // and dave, a viewer elevated to operator in prod (a Role of the environment).
   const team = parse(await Deno.readTextFile("examples/teams/payments.yaml")) as Obj;
+  team.spec.access.users.push({ name: "dave@example.com", role: "viewer" });
+  team.spec.environments[1].access.users.push({ name: "dave@example.com", role: "operator" });
   team.spec.namespaceQuota = {
     resourceQuotas: [{ name: "compute", spec: { hard: { "requests.cpu": "8", "requests.memory": "16Gi" } } }],
     limitRanges: [{
@@ -62,15 +65,25 @@ Deno.test("Team: namespace, RoleBindings and ClusterRoles, then deletion", async
     assert.equal(team.status.namespace, "team-payments");
   });
   await t.step("each member is bound in the team namespace, and the Team has its ClusterRoles", async () => {
-    const bindings = await eventually("three RoleBindings", async () => {
+    const bindings = await eventually("five RoleBindings", async () => {
       const list = JSON.parse(await kubectlOk(["get", "rolebindings", "-n", "team-payments", "-o", "json"]));
-      return list.items.length >= 3 ? list.items as Obj[] : undefined;
+      return list.items.length >= 5 ? list.items as Obj[] : undefined;
     });
-    const subjects = bindings.flatMap((b) => (b.subjects ?? []).map((s: Obj) => `${s.kind}:${s.name}`))
-      .sort();
-    for (const user of ["alice@example.com", "bob@example.com", "carol@example.com"]) {
-      assert.ok(subjects.includes(`User:${user}`), `${user} is bound: ${subjects}`);
-    }
+    const bound = (b: Obj) => (b.subjects ?? []).map((s: Obj) => `${b.roleRef.name}:${s.kind}:${s.name}`);
+    const subjects = bindings.flatMap(bound).sort();
+    // bob is operator on the team and admin only in prod: the namespace binding carries his team role.
+    for (
+      const want of [
+        "butler-team-admin:User:alice@example.com",
+        "butler-team-operator:User:bob@example.com",
+        "butler-team-operator:User:carol@example.com",
+        "butler-team-viewer:User:dave@example.com",
+      ]
+    ) assert.ok(subjects.includes(want), `${want}: ${subjects}`);
+    const envBinding = bindings.find((b) => b.roleRef.kind === "Role");
+    assert.deepEqual(bound(envBinding!), [`${envBinding!.roleRef.name}:User:dave@example.com`]);
+    const role = await getObject("role", envBinding!.roleRef.name, "team-payments") as Obj;
+    assert.deepEqual(role.rules[1].resourceNames, ["prod"]);
     const roles = await kubectlOk([
       "get",
       "clusterroles",

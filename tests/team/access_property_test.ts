@@ -1,15 +1,18 @@
 /**
- * DESIGN.md §6: no RoleBinding ever grants more than the role the Team spec gives that subject (its highest role
- * in the team or any environment). Also: binding names are deterministic and never collide.
+ * DESIGN.md §6: no RoleBinding ever grants more than the role the Team spec gives that subject: the namespace-wide
+ * binding carries its team role; an environment elevation only adds TenantCluster changes in that environment.
+ * Also: binding names are deterministic and never collide.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
   desiredChildren,
   effectiveAccess,
+  environmentRoleName,
   type Role,
   roleBindingName,
   ROLES,
+  type SubjectAccess,
   type TeamSpec,
 } from "../../hooks/team/mod.ts";
 
@@ -86,21 +89,19 @@ Deno.test("RoleBindings never grant more than the spec gives; names are unique",
           ...(s.access.groups ?? []).map((g) => ["Group", g.name] as const),
         ].map(([kind, name]) => [roleBindingName(kind, name), { kind, name }]),
       );
-      for (const b of bindings) {
+      const subjectBindings = bindings.filter((b) => !b.metadata.name.startsWith("butler-env-"));
+      for (const b of subjectBindings) {
         const { kind, name } = teamSubjects.get(b.metadata.name)!;
         const granted = b.roleRef.name.replace("butler-team-", "") as Role;
         const same = (n: string) => (kind === "User" ? n.toLowerCase() === name.toLowerCase() : n === name);
-        const entries = [
-          ...(kind === "User" ? s.access.users ?? [] : s.access.groups ?? []),
-          ...(s.environments ?? []).flatMap((
-            e,
-          ) => (kind === "User" ? e.access?.users ?? [] : e.access?.groups ?? [])),
-        ].filter((e) => same(e.name));
-        const highest = entries.reduce<Role>(
+        const entries = (kind === "User" ? s.access.users ?? [] : s.access.groups ?? []).filter((e) =>
+          same(e.name)
+        );
+        const teamRole = entries.reduce<Role>(
           (r, e) => (rank(e.role ?? "viewer") > rank(r) ? e.role ?? "viewer" : r),
           "viewer",
         );
-        assert.equal(granted, highest, `${kind} ${name}`);
+        assert.equal(granted, teamRole, `${kind} ${name}: the namespace binding carries the team role`);
         if (kind === "User") {
           assert.deepEqual(b.subjects.map((x) => `${x.kind}:${x.name.toLowerCase()}`), [
             `User:${name.toLowerCase()}`,
@@ -122,7 +123,44 @@ Deno.test("RoleBindings never grant more than the spec gives; names are unique",
           [...new Set(prefixes.map((p) => `Group:${p}${name}`))].sort(),
         );
       }
-      assert.equal(bindings.length, access.subjects.length, "one binding per distinct subject");
+      assert.equal(subjectBindings.length, access.subjects.length, "one binding per distinct subject");
+      // Environment elevations: a Role per environment granting TenantCluster changes there and nothing else,
+      // bound to exactly the team viewers the environment raises.
+      const roles = children.filter((c) => c.kind === "Role") as unknown as {
+        metadata: { name: string };
+        rules: { resources: string[]; resourceNames?: string[]; verbs: string[] }[];
+      }[];
+      for (const env of s.environments ?? []) {
+        const role = environmentRoleName(env.name);
+        const elevated: SubjectAccess[] = access.subjects.filter((x: SubjectAccess) =>
+          x.teamRole === "viewer" && x.environments[env.name] !== "viewer"
+        );
+        const bound = bindings.filter((b) => b.roleRef.name === role).flatMap((b) => b.subjects);
+        const expected: string[] = elevated.flatMap((x: SubjectAccess) =>
+          x.kind === "User"
+            ? [`User:${x.name}`]
+            : bindings.find((b) => b.metadata.name === roleBindingName("Group", x.name))!.subjects.map((y) =>
+              `Group:${y.name}`
+            )
+        );
+        assert.deepEqual(
+          bound.map((x) => `${x.kind}:${x.name}`).sort(),
+          [...new Set(expected)].sort(),
+          `environment ${env.name}`,
+        );
+        const r = roles.find((x) => x.metadata.name === role);
+        assert.equal(
+          Boolean(r),
+          elevated.length > 0,
+          `environment ${env.name}: a Role only when it elevates`,
+        );
+        if (!r) continue;
+        assert.deepEqual(r.rules.map((x) => [x.resources, x.resourceNames ?? []]), [
+          [["tenantclusters"], []],
+          [["tenantclusters/environment"], [env.name]],
+        ]);
+      }
+      assert.equal(roles.length, new Set(roles.map((r) => r.metadata.name)).size);
       // With no groups prefix a User and a Group can share a name; Metacontroller merges subjects by name.
       for (const c of desiredChildren({ name: "t", spec: s }, access.subjects, NO_PREFIX)) {
         const subjects = (c as { subjects?: { name: string }[] }).subjects;

@@ -38,6 +38,7 @@ Deno.test("team roles grant exactly these verbs", async (t) => {
       assert.deepEqual(verbs("butler-team-operator"), {
         ...butlerRead,
         "butler.butlerlabs.dev/tenantclusters": ALL,
+        "butler.butlerlabs.dev/tenantclusters/environment": ["create", "delete", "update"],
       }),
   );
   await t.step(
@@ -46,6 +47,7 @@ Deno.test("team roles grant exactly these verbs", async (t) => {
       assert.deepEqual(verbs("butler-team-admin"), {
         ...butlerRead,
         "butler.butlerlabs.dev/tenantclusters": ALL,
+        "butler.butlerlabs.dev/tenantclusters/environment": ["create", "delete", "update"],
         "butler.butlerlabs.dev/providerconfigs": ALL,
         "core/secrets": ALL,
       }),
@@ -63,12 +65,25 @@ Deno.test("no Team ever binds cluster-admin, edit or admin, and every binding na
     c.kind === "team"
   );
   let bindings = 0;
+  let roles = 0;
   for (const c of cases) {
     const res = JSON.parse(Deno.readTextFileSync(`${c.dir}/response.json`));
     for (const child of res.children ?? []) {
+      if (child.kind === "Role") {
+        // An environment elevation: TenantCluster changes, narrowed to its environment by the admission policy.
+        assert.deepEqual(child.rules.map((r: Manifest) => r.resources), [
+          ["tenantclusters"],
+          ["tenantclusters/environment"],
+        ]);
+        assert.equal(child.rules[1].resourceNames.length, 1, `${c.name}: one environment per Role`);
+        roles++;
+      }
       if (child.kind !== "RoleBinding") continue;
       bindings++;
-      assert.ok(shipped.has(child.roleRef.name), `${c.name}: ${child.roleRef.name}`);
+      const ok = child.roleRef.kind === "Role"
+        ? res.children.some((r: Manifest) => r.kind === "Role" && r.metadata.name === child.roleRef.name)
+        : shipped.has(child.roleRef.name);
+      assert.ok(ok, `${c.name}: ${child.roleRef.kind} ${child.roleRef.name}`);
     }
     for (const child of res.children ?? []) {
       if (child.kind === "ClusterRoleBinding") {
@@ -77,4 +92,5 @@ Deno.test("no Team ever binds cluster-admin, edit or admin, and every binding na
     }
   }
   assert.ok(bindings > 10);
+  assert.ok(roles >= 2, "the fixtures elevate someone in an environment");
 });
