@@ -14,6 +14,7 @@ import {
   type LogRecord,
   type WorkerLike,
 } from "./lib/http/mod.ts";
+import { createKubeClient, type KubeReader, loadKubeConfig } from "./lib/kube/mod.ts";
 import type { WorkerInit } from "./worker.ts";
 
 function log(record: LogRecord): void {
@@ -52,13 +53,29 @@ if (pool) {
   await pool.ready.catch((err: Error) => fail(err.message));
 }
 
-const service = createApp({ ...init, routes: HOOK_ROUTES, log, ...(pool ? { offload: pool } : {}) });
+// Admission webhooks read the API (in a pod: the ServiceAccount; in development: KUBECONFIG). Hooks never do.
+let kube: KubeReader | undefined;
+try {
+  const connection = loadKubeConfig(Deno.env.toObject(), Deno.readTextFileSync);
+  // Two attempts of at most 1.5 s fit the webhooks' 5 s timeout with room for the decision and the answer.
+  kube = connection ? createKubeClient(connection, { timeoutMs: 1500, retries: 1 }) : undefined;
+} catch (err) {
+  fail(`cannot configure the Kubernetes API client: ${err instanceof Error ? err.message : String(err)}`);
+}
 
-function readTls(tls: NonNullable<typeof config.tls>): { cert: string; key: string } {
+const service = createApp({
+  ...init,
+  routes: HOOK_ROUTES,
+  log,
+  ...(pool ? { offload: pool } : {}),
+  ...(kube ? { kube } : {}),
+});
+
+function readTls(tls: { certFile: string; keyFile: string }, names: string): { cert: string; key: string } {
   try {
     return { cert: Deno.readTextFileSync(tls.certFile), key: Deno.readTextFileSync(tls.keyFile) };
   } catch (err) {
-    fail(`cannot read TLS_CERT_FILE/TLS_KEY_FILE: ${err instanceof Error ? err.message : String(err)}`);
+    fail(`cannot read ${names}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
@@ -66,7 +83,7 @@ const inflight = createInflightTracker();
 const server = Deno.serve({
   hostname: config.host,
   port: config.port,
-  ...(config.tls ? readTls(config.tls) : {}),
+  ...(config.tls ? readTls(config.tls, "TLS_CERT_FILE/TLS_KEY_FILE") : {}),
   onListen: ({ hostname, port }) =>
     log({
       msg: `butler hooks listening on ${config.tls ? "https" : "http"}://${hostname}:${port}`,
@@ -75,8 +92,19 @@ const server = Deno.serve({
       clockOverride: config.clockOverride,
       workers: config.workers,
       queueLimit: config.queueLimit,
+      admissionReads: kube ? "api" : "none",
     }),
 }, inflight.wrap(service.app.fetch));
+
+const webhookServer = config.webhook
+  ? Deno.serve({
+    hostname: config.host,
+    port: config.webhook.port,
+    ...readTls(config.webhook, "WEBHOOK_TLS_CERT_FILE/WEBHOOK_TLS_KEY_FILE"),
+    onListen: ({ hostname, port }) =>
+      log({ msg: `admission webhooks listening on https://${hostname}:${port}`, port }),
+  }, inflight.wrap(service.app.fetch))
+  : undefined;
 
 /**
  * Before closing the listener, wait this long without any new request (at most `SETTLE_MAX_MS`): requests
@@ -98,7 +126,7 @@ async function shutdown(signal: string): Promise<void> {
   }, config.shutdownTimeoutSeconds * 1000);
   await inflight.close();
   await inflight.settle(SETTLE_QUIET_MS, SETTLE_MAX_MS);
-  await server.shutdown();
+  await Promise.all([server.shutdown(), webhookServer?.shutdown()]);
   pool?.terminate();
   clearTimeout(timeout);
   log({ msg: "shutdown complete" });

@@ -7,3 +7,4 @@ export * from "./schema.ts";
 export * from "./ledger.ts";
 export * from "./sync.ts";
 export * from "./routes.ts";
+export * from "./admission.ts";

@@ -214,6 +214,13 @@ function specProblems(spec: unknown): {
   };
 }
 
+/** Why a NetworkPool may not go yet: its finalizer's condition and the admission denial say the same. */
+export function poolDeletionBlockedMessage(allocations: readonly string[]): string {
+  return `cannot delete NetworkPool: ${allocations.length} allocation(s) still hold addresses: ${
+    listNames(allocations)
+  }`;
+}
+
 /**
  * The NetworkPool sync and finalize hook: the pool's status is the allocation ledger, and this is the only
  * place where ranges are chosen.
@@ -323,9 +330,7 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
       type: "Ready",
       status: "False",
       reason: "DeletionBlocked",
-      message: `cannot delete NetworkPool: ${grants.length} allocation(s) still hold addresses: ${
-        listNames(blocking)
-      }`,
+      message: poolDeletionBlockedMessage(blocking),
     };
   }
 

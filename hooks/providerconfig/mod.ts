@@ -9,3 +9,4 @@ export * from "./rules.ts";
 export * from "./credentials.ts";
 export * from "./sync.ts";
 export * from "./routes.ts";
+export * from "./admission.ts";

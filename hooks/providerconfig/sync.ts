@@ -122,15 +122,16 @@ function poolsOf(
 type Ref = { name?: unknown; namespace?: unknown } | undefined;
 
 /**
- * TenantClusters that use this ProviderConfig: their `spec.providerConfigRef` names it (namespace default
- * butler-system), or, without one, the provider their Team gave them as recorded in
- * `status.effective.providerConfigRef` (this hook cannot read Teams).
+ * The keys (`namespace/name`) of the TenantClusters that use the ProviderConfig `pc`: their
+ * `spec.providerConfigRef` names it (namespace default butler-system), or, without one, the provider their Team
+ * gave them as recorded in `status.effective.providerConfigRef`. Read by the finalizer and by admission alike.
  */
-function referencingClusters(request: DecoratorRequest): string[] {
-  const pc = request.object.metadata;
-  const group = request.related[groupKey(KINDS.TenantCluster)] ?? {};
-  return Object.entries(group).flatMap(([key, tc]) => {
-    const { spec, status } = tc as {
+export function clustersReferencing(
+  pc: { name: string; namespace?: string | undefined },
+  clusters: Iterable<readonly [string, unknown]>,
+): string[] {
+  return [...clusters].flatMap(([key, tc]) => {
+    const { spec, status } = (tc ?? {}) as {
       spec?: { providerConfigRef?: Ref };
       status?: { effective?: { providerConfigRef?: { value?: Ref } } };
     };
@@ -138,6 +139,20 @@ function referencingClusters(request: DecoratorRequest): string[] {
     const ns = typeof ref?.namespace === "string" && ref.namespace ? ref.namespace : SYSTEM_NAMESPACE;
     return ref?.name === pc.name && ns === pc.namespace ? [key] : [];
   }).sort();
+}
+
+/** Why a ProviderConfig may not go yet: the finalizer's condition and the admission denial say the same. */
+export function deletionBlockedMessage(name: string, blocking: readonly string[]): string {
+  return blocking.length === 1
+    ? `cannot delete ProviderConfig "${name}": TenantCluster ${blocking[0]} still references it`
+    : `cannot delete ProviderConfig "${name}": TenantClusters ${listNames(blocking)} still reference it`;
+}
+
+function referencingClusters(request: DecoratorRequest): string[] {
+  return clustersReferencing(
+    request.object.metadata,
+    Object.entries(request.related[groupKey(KINDS.TenantCluster)] ?? {}),
+  );
 }
 
 /**
@@ -238,13 +253,7 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
       type: "Ready",
       status: "False",
       reason: "DeletionBlocked",
-      message: blocking.length === 1
-        ? `cannot delete ProviderConfig "${pc.metadata.name}": TenantCluster ${
-          blocking[0]
-        } still references it`
-        : `cannot delete ProviderConfig "${pc.metadata.name}": TenantClusters ${
-          listNames(blocking)
-        } still reference it`,
+      message: deletionBlockedMessage(pc.metadata.name, blocking),
     }
     : deleting
     ? {

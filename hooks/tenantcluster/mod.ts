@@ -10,3 +10,4 @@ export * from "./metallb.ts";
 export * from "./resync.ts";
 export * from "./sync.ts";
 export * from "./routes.ts";
+export * from "./admission.ts";

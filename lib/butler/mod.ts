@@ -87,3 +87,26 @@ export function requireDelivered(
   ];
   if (problems.length) throw new UndeliveredGroupsError(problems);
 }
+
+/**
+ * The API path of a Butler resource collection or object, for admission reads.
+ *
+ * @example
+ * ```ts
+ * butlerPath("tenantclusters", "team-payments"); // "/apis/butler.butlerlabs.dev/v1alpha1/namespaces/team-payments/tenantclusters"
+ * ```
+ */
+export function butlerPath(resource: string, namespace?: string, name?: string): string {
+  const ns = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+  return `/apis/${API_VERSION}${ns}/${resource}${name ? `/${encodeURIComponent(name)}` : ""}`;
+}
+
+/** The items of a list read keyed `namespace/name` (or `name`), as the hooks key related objects. */
+export function keyedItems(items: unknown): [string, unknown][] {
+  if (!Array.isArray(items)) return [];
+  return items.flatMap((item) => {
+    const m = (item as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
+    if (typeof m?.name !== "string") return [];
+    return [[typeof m.namespace === "string" && m.namespace ? `${m.namespace}/${m.name}` : m.name, item]];
+  });
+}

@@ -62,10 +62,21 @@ const EnvSchema = z.object({
   HOOK_QUEUE_LIMIT: int("HOOK_QUEUE_LIMIT", 0, 1024, 4),
   TLS_CERT_FILE: z.string().optional(),
   TLS_KEY_FILE: z.string().optional(),
+  WEBHOOK_PORT: int("WEBHOOK_PORT", 0, 65535, 0),
+  WEBHOOK_TLS_CERT_FILE: z.string().optional(),
+  WEBHOOK_TLS_KEY_FILE: z.string().optional(),
 }).refine((e) => (e.TLS_CERT_FILE === undefined) === (e.TLS_KEY_FILE === undefined), {
   message: "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
   path: ["TLS_CERT_FILE"],
-});
+}).refine(
+  (e) =>
+    (e.WEBHOOK_PORT !== 0) === (e.WEBHOOK_TLS_CERT_FILE !== undefined) &&
+    (e.WEBHOOK_PORT !== 0) === (e.WEBHOOK_TLS_KEY_FILE !== undefined),
+  {
+    message: "WEBHOOK_PORT, WEBHOOK_TLS_CERT_FILE and WEBHOOK_TLS_KEY_FILE must be set together",
+    path: ["WEBHOOK_PORT"],
+  },
+);
 
 /** The names of every environment variable the service reads. */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
@@ -90,6 +101,11 @@ export interface Config {
   readonly queueLimit: number;
   /** PEM certificate chain and key files to serve HTTPS with; plain HTTP when unset. */
   readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  /**
+   * A second listener for the API server's admission calls, always HTTPS (the API server requires it), so that
+   * the hooks' listener can stay as it is; unset when `WEBHOOK_PORT` is.
+   */
+  readonly webhook?: { readonly port: number; readonly certFile: string; readonly keyFile: string };
   /** What reaches hook logic. */
   readonly hook: HookConfig;
 }
@@ -132,6 +148,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       queueLimit: e.HOOK_QUEUE_LIMIT,
       ...(e.TLS_CERT_FILE && e.TLS_KEY_FILE
         ? { tls: { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } }
+        : {}),
+      ...(e.WEBHOOK_PORT && e.WEBHOOK_TLS_CERT_FILE && e.WEBHOOK_TLS_KEY_FILE
+        ? {
+          webhook: {
+            port: e.WEBHOOK_PORT,
+            certFile: e.WEBHOOK_TLS_CERT_FILE,
+            keyFile: e.WEBHOOK_TLS_KEY_FILE,
+          },
+        }
         : {}),
       hook: { oidcGroupsPrefix: e.OIDC_GROUPS_PREFIX, idpGroupPrefixes: e.IDP_GROUP_PREFIXES },
     },

@@ -1,3 +1,4 @@
+import type { KubeReader } from "../kube/mod.ts";
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { bodyLimit } from "hono/body-limit";
@@ -33,6 +34,8 @@ export interface AppOptions {
   readonly offload?: Offload;
   /** `Retry-After` of a 429, in seconds (default 2). */
   readonly retryAfterSeconds?: number;
+  /** What admission webhooks read the API with; without it they answer 503 when they need a read. */
+  readonly kube?: KubeReader;
 }
 
 /** Shutdown state shared by `/readyz` and the server loop. */
@@ -71,6 +74,7 @@ export function createApp(options: AppOptions): HookService {
     clock: options.clock ?? (() => new Date()),
     clockOverride: options.clockOverride,
     hookConfig: options.hookConfig,
+    kube: options.kube,
   };
   let shuttingDown = false;
   const lifecycle: Lifecycle = {

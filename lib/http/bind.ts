@@ -16,6 +16,7 @@ import {
   UndeliveredGroupsError,
 } from "../contract/mod.ts";
 import type { HookContext } from "../hook/mod.ts";
+import { KubeApiError, type KubeReader } from "../kube/mod.ts";
 import { parseTime } from "../time/mod.ts";
 import { jsonError } from "./errors.ts";
 import type { AppEnv, Subject } from "./env.ts";
@@ -63,8 +64,35 @@ function parseFailure(err: unknown, length: number): string {
 export interface Binding<Req extends z.ZodType, Res extends z.ZodType> {
   readonly request: Req;
   readonly response: Res;
-  readonly run: (request: z.output<Req>, context: HookContext) => z.input<Res>;
+  readonly run: (request: z.output<Req>, context: HookContext, reads: Reads) => z.input<Res>;
   readonly subject: (request: z.output<Req>) => Subject | undefined;
+  /** What the function needs read from the API first (admission only); hooks read nothing. */
+  readonly plan?: (request: z.output<Req>) => ReadPlan;
+}
+
+/**
+ * What an admission decision needs read, by name: one object (`undefined` when absent) or a list's items.
+ * Derived from the request by a pure function, executed by the adapter, handed to the decision as {@linkcode Reads}.
+ */
+export type ReadPlan = Readonly<
+  Record<string, { readonly path: string; readonly list?: boolean; readonly labelSelector?: string }>
+>;
+
+/** The results of a {@linkcode ReadPlan}, by the same names. */
+export type Reads = Readonly<Record<string, unknown>>;
+
+async function execute(plan: ReadPlan, kube: KubeReader): Promise<Reads> {
+  const entries = await Promise.all(
+    Object.entries(plan).map(async ([name, read]) =>
+      [
+        name,
+        read.list
+          ? await kube.list(read.path, read.labelSelector ? { labelSelector: read.labelSelector } : {})
+          : await kube.get(read.path),
+      ] as const
+    ),
+  );
+  return Object.fromEntries(entries);
 }
 
 /**
@@ -119,9 +147,25 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
       }
     }
 
+    const plan = binding.plan?.(request) ?? {};
+    let reads: Reads = {};
+    if (Object.keys(plan).length) {
+      // A read that fails is an error, not a denial: the API server then applies the webhook's failurePolicy.
+      if (!runtime.kube) {
+        return jsonError(c, 503, "admission needs the Kubernetes API, and none is configured");
+      }
+      try {
+        reads = await execute(plan, runtime.kube);
+      } catch (err) {
+        if (!(err instanceof KubeApiError)) throw err;
+        c.set("failure", err.message);
+        return jsonError(c, 503, `cannot read the API (${err.status} ${err.reason}); try again`);
+      }
+    }
+
     let result: z.input<Res>;
     try {
-      result = binding.run(request, { now, config: runtime.hookConfig });
+      result = binding.run(request, { now, config: runtime.hookConfig }, reads);
     } catch (err) {
       if (!(err instanceof UndeliveredGroupsError)) throw err;
       return jsonError(c, 400, err.message, err.problems);
@@ -175,14 +219,19 @@ export function bindCustomize(
   });
 }
 
-/** Binds an admission decision function; the AdmissionReview envelope (uid echoed) is built here. */
+/**
+ * Binds an admission decision function; the AdmissionReview envelope (uid echoed) is built here. With `plan`,
+ * the objects it names are read from the API first and handed to `decide`, which stays pure.
+ */
 export function bindAdmission(
-  decide: (review: AdmissionReviewRequest, context: HookContext) => AdmissionDecision,
+  decide: (review: AdmissionReviewRequest, context: HookContext, reads: Reads) => AdmissionDecision,
+  plan?: (review: AdmissionReviewRequest) => ReadPlan,
 ): Handler<AppEnv> {
   return bind({
     request: AdmissionReviewRequest,
     response: AdmissionReviewResponse,
-    run: (review, context) => admissionResponse(review.request.uid, decide(review, context)),
+    ...(plan ? { plan } : {}),
+    run: (review, context, reads) => admissionResponse(review.request.uid, decide(review, context, reads)),
     subject: (r) => {
       const obj = (r.request.object ?? r.request.oldObject) as { kind?: unknown } | null | undefined;
       return {

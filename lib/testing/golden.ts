@@ -1,6 +1,8 @@
 /**
  * Golden fixtures: `tests/fixtures/<kind>/<hook>/<case>/request.json` and `response.json`, with an optional
- * `now` file holding an RFC 3339 time. Each case becomes one test that posts the request through the real
+ * `now` file holding an RFC 3339 time. Admission cases (`<kind>/admission/<case>`) post an AdmissionReview to
+ * `/webhooks/validate/<kind>` and hold what the API answers to the webhook's reads in `reads.json` (see
+ * {@linkcode fixtureReader}). Each case becomes one test that posts the request through the real
  * app (`app.request()`) and compares the answer deeply. `UPDATE_GOLDEN=1` rewrites `response.json` on purpose.
  *
  * @module
@@ -9,6 +11,7 @@ import assert from "node:assert/strict";
 import type { Hono } from "hono";
 import { NOW_HEADER } from "../http/mod.ts";
 import type { AppEnv } from "../http/mod.ts";
+import type { KubeReader } from "../kube/mod.ts";
 
 /** One discovered fixture case. */
 export interface GoldenCase {
@@ -19,9 +22,31 @@ export interface GoldenCase {
   readonly route: string;
 }
 
-/** The route a fixture directory maps to: `/hooks/<kind>/<hook>`, or `/webhooks/<hook>/<kind>` for admission. */
+/** The route a fixture directory maps to: `/hooks/<kind>/<hook>`, or `/webhooks/validate/<kind>` for admission. */
 export function goldenRoute(kind: string, hook: string): string {
-  return hook === "validate" || hook === "mutate" ? `/webhooks/${hook}/${kind}` : `/hooks/${kind}/${hook}`;
+  return hook === "admission" ? `/webhooks/validate/${kind}` : `/hooks/${kind}/${hook}`;
+}
+
+/**
+ * The API as an admission fixture's `reads.json` describes it: API path (with its query) -> the object or list
+ * the API server returns. A GET of a path it lacks is a 404 (`undefined`); a list it lacks fails the test, so a
+ * webhook cannot read more than its fixture shows.
+ */
+export function fixtureReader(dir: string): KubeReader {
+  let reads: Record<string, unknown> = {};
+  try {
+    reads = JSON.parse(Deno.readTextFileSync(`${dir}/reads.json`));
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  return {
+    get: (path) => Promise.resolve(reads[path]),
+    list(path, options = {}) {
+      const key = options.labelSelector ? `${path}?labelSelector=${options.labelSelector}` : path;
+      if (!(key in reads)) return Promise.reject(new Error(`${dir}/reads.json has no list ${key}`));
+      return Promise.resolve((reads[key] as { items?: unknown[] }).items ?? []);
+    },
+  };
 }
 
 function dirs(path: string): string[] {
@@ -73,12 +98,16 @@ export function formatFixture(value: unknown): string {
  * Registers one `Deno.test` per fixture case below `root`. The app must run with `CLOCK_OVERRIDE` semantics
  * (so a case's `now` file reaches the hook) and a fixed fallback clock.
  */
-export function registerGoldenTests(root: string, app: Hono<AppEnv>): GoldenCase[] {
+export function registerGoldenTests(
+  root: string,
+  app: Hono<AppEnv>,
+  appFor: (c: GoldenCase) => Hono<AppEnv> = () => app,
+): GoldenCase[] {
   const update = Deno.env.get("UPDATE_GOLDEN") === "1";
   const cases = discoverGoldenCases(root);
   for (const c of cases) {
     Deno.test(`golden ${c.kind}/${c.hook}/${c.name}`, async () => {
-      const { status, body } = await runGoldenCase(app, c);
+      const { status, body } = await runGoldenCase(appFor(c), c);
       assert.equal(status, 200, `expected 200, got ${status}: ${JSON.stringify(body)}`);
       const path = `${c.dir}/response.json`;
       if (update) {

@@ -56,7 +56,7 @@ Deno.test("every child a fixture asks for is stored exactly as asked", async () 
   // A `stored-before-rule-` fixture keeps an object the API server would refuse today: it is never created.
   for (
     const c of discoverGoldenCases(`${ROOT}/tests/fixtures`).filter((c) =>
-      !/\/stored-before-rule-/.test(c.dir)
+      c.hook !== "admission" && !/\/stored-before-rule-/.test(c.dir)
     )
   ) {
     const res = JSON.parse(Deno.readTextFileSync(`${c.dir}/response.json`));

@@ -138,7 +138,8 @@ export function yamlFiles(dir: string): string[] {
   for (const entry of Deno.readDirSync(dir)) {
     const path = `${dir}/${entry.name}`;
     if (entry.isDirectory) out.push(...yamlFiles(path));
-    else if (/\.ya?ml$/.test(entry.name)) out.push(path);
+    // A kustomization (examples/kustomize/) is a recipe, not an object to apply.
+    else if (/\.ya?ml$/.test(entry.name) && entry.name !== "kustomization.yaml") out.push(path);
   }
   return out.sort();
 }

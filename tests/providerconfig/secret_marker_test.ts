@@ -13,7 +13,7 @@ const DECODED = atob(ENCODED);
 Deno.test("no Secret value leaves the service", async () => {
   const { app, logs } = createTestApp(HOOK_ROUTES);
   const cases = discoverGoldenCases(new URL("../fixtures", import.meta.url).pathname)
-    .filter((c) => c.kind === "providerconfig");
+    .filter((c) => c.kind === "providerconfig" && c.hook !== "admission");
   let sawSecret = 0;
   for (const c of cases) {
     const request = Deno.readTextFileSync(`${c.dir}/request.json`);

@@ -1,0 +1,62 @@
+import { butlerPath, keyedItems, LABELS } from "../../lib/butler/mod.ts";
+import { listNames } from "../../lib/conditions/mod.ts";
+import type { AdmissionDecision, AdmissionReviewRequest } from "../../lib/contract/mod.ts";
+import type { ReadPlan, Reads } from "../../lib/http/mod.ts";
+import { teamNamespace } from "./schema.ts";
+
+function environmentNames(team: unknown): string[] {
+  const envs = (team as { spec?: { environments?: unknown } } | null | undefined)?.spec?.environments;
+  return Array.isArray(envs) ? envs.flatMap((e) => (typeof e?.name === "string" ? [e.name] : [])) : [];
+}
+
+/** The environments an update removes. */
+function removedEnvironments(review: AdmissionReviewRequest): string[] {
+  if (review.request.operation !== "UPDATE") return [];
+  const kept = new Set(environmentNames(review.request.object));
+  return environmentNames(review.request.oldObject).filter((e) => !kept.has(e));
+}
+
+/** Only an update that removes an environment reads anything: the TenantClusters of the team namespace. */
+export function teamAdmissionReads(review: AdmissionReviewRequest): ReadPlan {
+  return removedEnvironments(review).length
+    ? {
+      tenantClusters: {
+        path: butlerPath("tenantclusters", teamNamespace(review.request.name ?? "")),
+        list: true,
+      },
+    }
+    : {};
+}
+
+/**
+ * Team admission: removing an environment that TenantClusters still use (their environment label; clusters
+ * being deleted do not count) is refused, naming them; without this they would go `Failed`. Who may change
+ * what on a Team is decided by ValidatingAdmissionPolicies, not here.
+ */
+export function admitTeam(
+  review: AdmissionReviewRequest,
+  _context: unknown,
+  reads: Reads,
+): AdmissionDecision {
+  const removed = removedEnvironments(review);
+  if (removed.length === 0) return { allowed: true };
+  const clusters = keyedItems(reads.tenantClusters).flatMap(([key, tc]) => {
+    const m = (tc as { metadata: { labels?: Record<string, string>; deletionTimestamp?: string } }).metadata;
+    const env = m.labels?.[LABELS.environment];
+    return env && !m.deletionTimestamp ? [{ key, env }] : [];
+  });
+  const team = review.request.name ?? "";
+  const problems = removed.flatMap((env) => {
+    const using = clusters.filter((c) => c.env === env).map((c) => c.key).sort();
+    return using.length
+      ? [
+        `cannot remove environment "${env}" from team "${team}": TenantCluster${
+          using.length > 1 ? "s" : ""
+        } ${listNames(using)} still use${using.length > 1 ? "" : "s"} it`,
+      ]
+      : [];
+  });
+  return problems.length
+    ? { allowed: false, code: 409, reason: "Conflict", message: problems.join("; ") }
+    : { allowed: true };
+}

@@ -1,0 +1,129 @@
+/**
+ * A small Kubernetes API client for the parts that must read the API (admission): GET an object or a list, with
+ * a request timeout, retries with backoff on 429, 5xx and network errors (reads are idempotent), and typed
+ * errors. Hand-written on `fetch` rather than `@kubernetes/client-node`: under Deno that library took 638 ms to
+ * import and raised the process from 33 to 139 MiB RSS (docs/performance.md), for the two calls admission needs.
+ *
+ * @module
+ */
+
+/** What admission reads: one object (absent is `undefined`, not an error) or the items of a list. */
+export interface KubeReader {
+  /** GETs `path` (e.g. `/apis/butler.butlerlabs.dev/v1alpha1/teams/payments`); `undefined` when 404. */
+  get(path: string): Promise<unknown | undefined>;
+  /** GETs a collection `path` with an optional label selector and returns its items. */
+  list(path: string, options?: { labelSelector?: string }): Promise<unknown[]>;
+}
+
+/** An API answer that is not a success: the HTTP status and the API's own `reason` and `message`. */
+export class KubeApiError extends Error {
+  override readonly name = "KubeApiError";
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly path: string,
+  ) {
+    super(`${path}: ${status} ${reason}: ${message}`);
+  }
+}
+
+/** Where the API is and how to authenticate: what {@linkcode loadKubeConfig} returns. */
+export interface KubeConnection {
+  readonly server: string;
+  /** The bearer token, read on every request: a projected ServiceAccount token rotates under a running pod. */
+  readonly token?: () => string | undefined;
+  /** The HTTP client carrying the cluster CA (and a client certificate), or the default one. */
+  readonly httpClient?: Deno.HttpClient;
+}
+
+/** Timeouts and retries. */
+export interface KubeClientOptions {
+  /** Per attempt; default 2,000 ms (admission webhooks have at most 5 s in all). */
+  readonly timeoutMs?: number;
+  /** Extra attempts after the first on 429, 5xx and network errors; default 2. */
+  readonly retries?: number;
+  /** First backoff; doubles each retry, with jitter from `random`; default 100 ms. */
+  readonly backoffMs?: number;
+  readonly random?: () => number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** The fetch to use; default the global one (tests pass their own). */
+  readonly fetch?: typeof fetch;
+}
+
+const RETRIED = new Set([429, 500, 502, 503, 504]);
+
+/**
+ * Creates a {@linkcode KubeReader} over a connection.
+ *
+ * @example
+ * ```ts
+ * const kube = createKubeClient(loadKubeConfig(Deno.env.toObject(), Deno.readTextFileSync)!);
+ * const team = await kube.get("/apis/butler.butlerlabs.dev/v1alpha1/teams/payments");
+ * ```
+ */
+export function createKubeClient(connection: KubeConnection, options: KubeClientOptions = {}): KubeReader {
+  const timeoutMs = options.timeoutMs ?? 2_000;
+  const retries = options.retries ?? 2;
+  const backoffMs = options.backoffMs ?? 100;
+  const random = options.random ?? Math.random;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const doFetch = options.fetch ?? fetch;
+  const server = connection.server.replace(/\/+$/, "");
+
+  async function attempt(path: string): Promise<Response> {
+    const token = connection.token?.();
+    const init: RequestInit & { client?: Deno.HttpClient } = {
+      headers: { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      signal: AbortSignal.timeout(timeoutMs),
+      ...(connection.httpClient ? { client: connection.httpClient } : {}),
+    };
+    return await doFetch(`${server}${path}`, init);
+  }
+
+  async function getJson(path: string): Promise<unknown | undefined> {
+    for (let n = 0;; n++) {
+      let res: Response | undefined;
+      let failure: unknown;
+      try {
+        res = await attempt(path);
+      } catch (err) {
+        failure = err;
+      }
+      if (res && res.ok) return await res.json();
+      if (res && res.status === 404) {
+        await res.body?.cancel();
+        return undefined;
+      }
+      const retryable = !res || RETRIED.has(res.status);
+      if (!retryable || n >= retries) {
+        if (!res) {
+          const reason = failure instanceof DOMException && failure.name === "TimeoutError"
+            ? "Timeout"
+            : "Unreachable";
+          throw new KubeApiError(
+            0,
+            reason,
+            failure instanceof Error ? failure.message : String(failure),
+            path,
+          );
+        }
+        const body = await res.json().catch(() => ({})) as { reason?: string; message?: string };
+        throw new KubeApiError(res.status, body.reason ?? res.statusText, body.message ?? "", path);
+      }
+      const after = Number(res?.headers.get("retry-after"));
+      await res?.body?.cancel();
+      const wait = Number.isFinite(after) && after > 0 ? after * 1000 : backoffMs * 2 ** n * (0.5 + random());
+      await sleep(Math.min(wait, timeoutMs));
+    }
+  }
+
+  return {
+    get: (path) => getJson(path),
+    async list(path, opts = {}) {
+      const query = opts.labelSelector ? `?labelSelector=${encodeURIComponent(opts.labelSelector)}` : "";
+      const list = await getJson(`${path}${query}`) as { items?: unknown[] } | undefined;
+      return list?.items ?? [];
+    },
+  };
+}

@@ -1,0 +1,8 @@
+/**
+ * Reading the Kubernetes API: a small client with timeouts, retries and typed errors, and where the API is
+ * (in-cluster ServiceAccount or kubeconfig). Only admission uses it; hooks never do.
+ *
+ * @module
+ */
+export * from "./client.ts";
+export * from "./config.ts";

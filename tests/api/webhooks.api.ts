@@ -1,0 +1,226 @@
+/**
+ * The admission webhooks on a real API server: the shipped ValidatingWebhookConfiguration (rules,
+ * matchConditions, namespaceSelector, failurePolicy) pointed at the hook service's routes over TLS, the routes
+ * reading the API with the kube client. Deletes refused while in use, an environment removal refused while
+ * TenantClusters use it, another team's ProviderConfig refused; and with the service down, what each
+ * failurePolicy does.
+ */
+import assert from "node:assert/strict";
+import { parseAllDocuments } from "yaml";
+import { HOOK_ROUTES } from "../../hooks/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { createApp } from "../../lib/http/mod.ts";
+import { createKubeClient, loadKubeConfig } from "../../lib/kube/mod.ts";
+import { cluster, installManifests, kubectl, kubectlOk, ROOT } from "./cluster.ts";
+
+// deno-lint-ignore no-explicit-any
+type Obj = Record<string, any>;
+
+const NS = "team-webhooks";
+const OTHER_NS = "team-webhooks-data";
+const API = "butler.butlerlabs.dev/v1alpha1";
+
+const apply = (obj: unknown) =>
+  kubectlOk(["apply", "--server-side", "--field-manager=butler-tests", "-f", "-"], {
+    stdin: JSON.stringify(obj),
+  });
+
+const harvester = (name: string, namespace: string, scope?: Obj) => ({
+  apiVersion: API,
+  kind: "ProviderConfig",
+  metadata: { name, namespace },
+  spec: {
+    provider: "harvester",
+    credentialsRef: { name: "harvester-kubeconfig" },
+    harvester: { namespace: "default", networkName: "default/vlan40" },
+    ...(scope ? { scope } : {}),
+  },
+});
+
+const tenantCluster = (name: string, pc: { name: string; namespace?: string }, env?: string) => ({
+  apiVersion: API,
+  kind: "TenantCluster",
+  metadata: { name, namespace: NS, ...(env ? { labels: { "butler.butlerlabs.dev/environment": env } } : {}) },
+  spec: { providerConfigRef: pc },
+});
+
+/** The shipped webhook configuration, each webhook pointed at `base` instead of the in-cluster Service. */
+async function shippedWebhooks(base: string): Promise<Obj> {
+  const out = await new Deno.Command("kubectl", {
+    args: ["kustomize", `${ROOT}/examples/kustomize/with-admission-webhooks`],
+  }).output();
+  assert.ok(out.success);
+  const vwc = parseAllDocuments(new TextDecoder().decode(out.stdout)).map((d) => d.toJS() as Obj)
+    .find((d) => d.kind === "ValidatingWebhookConfiguration")!;
+  const caBundle = btoa(Deno.readTextFileSync(cluster().caFile));
+  for (const w of vwc.webhooks) w.clientConfig = { url: `${base}${w.clientConfig.service.path}`, caBundle };
+  return vwc;
+}
+
+function refused(r: { code: number; stderr: string }, message: string): void {
+  assert.notEqual(r.code, 0, "refused");
+  assert.ok(r.stderr.includes(message), `expected "${message}" in: ${r.stderr}`);
+}
+
+function allowed(r: { code: number; stderr: string }): void {
+  assert.equal(r.code, 0, r.stderr);
+}
+
+Deno.test("admission webhooks on a real API server", async (t) => {
+  await installManifests();
+  const { hookCertFile, hookKeyFile } = cluster();
+  const kube = createKubeClient(loadKubeConfig({ KUBECONFIG: cluster().kubeconfig }, Deno.readTextFileSync)!);
+  const service = createApp({
+    bodyLimitBytes: 1 << 24,
+    clockOverride: false,
+    hookConfig: DEFAULT_HOOK_CONFIG,
+    routes: HOOK_ROUTES,
+    kube,
+  });
+  let server: Deno.HttpServer<Deno.NetAddr> | undefined = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: Deno.readTextFileSync(hookCertFile),
+    key: Deno.readTextFileSync(hookKeyFile),
+    onListen: () => {},
+  }, service.app.fetch);
+  const base = `https://127.0.0.1:${server.addr.port}`;
+  try {
+    for (const [ns, team] of [[NS, "webhooks"], [OTHER_NS, "webhooks-data"]]) {
+      await apply({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: ns, labels: { "butler.butlerlabs.dev/team": team } },
+      });
+    }
+    await apply({
+      apiVersion: API,
+      kind: "Team",
+      metadata: { name: "webhooks" },
+      spec: {
+        access: { users: [{ name: "alice@example.com", role: "admin" }] },
+        environments: [{ name: "dev" }, { name: "prod" }],
+      },
+    });
+    await apply(harvester("wh-harvester", "butler-system"));
+    await apply(harvester("wh-spare", "butler-system"));
+    await apply(harvester("data-harvester", OTHER_NS, { type: "team", teamRef: { name: "webhooks-data" } }));
+    await apply(harvester("own-harvester", NS, { type: "team", teamRef: { name: "webhooks" } }));
+    await apply(tenantCluster("c1", { name: "wh-harvester" }));
+    await apply(tenantCluster("c2", { name: "wh-harvester", namespace: "butler-system" }, "dev"));
+    await apply(await shippedWebhooks(base));
+
+    const deletePc = (name: string) =>
+      kubectl(["delete", "providerconfig", name, "-n", "butler-system", "--dry-run=server"]);
+    await t.step("a ProviderConfig in use is not deleted, naming its TenantClusters", async () => {
+      const message =
+        'cannot delete ProviderConfig "wh-harvester": TenantClusters team-webhooks/c1, team-webhooks/c2 still reference it';
+      const deadline = Date.now() + 30_000;
+      let r = await deletePc("wh-harvester");
+      while (!r.stderr.includes(message) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        r = await deletePc("wh-harvester");
+      }
+      refused(r, message);
+      allowed(await deletePc("wh-spare"));
+    });
+    await t.step("an environment in use is not removed; an unused one is", async () => {
+      const envs = (names: string[]) =>
+        kubectl([
+          "patch",
+          "team",
+          "webhooks",
+          "--type=merge",
+          "--dry-run=server",
+          "-p",
+          JSON.stringify({ spec: { environments: names.map((name) => ({ name })) } }),
+        ]);
+      refused(
+        await envs(["prod"]),
+        'cannot remove environment "dev" from team "webhooks": TenantCluster team-webhooks/c2 still uses it',
+      );
+      allowed(await envs(["dev"]));
+    });
+    await t.step("another team's ProviderConfig is refused; the team's own is not", async () => {
+      const create = (obj: unknown) =>
+        kubectl(["create", "--dry-run=server", "-f", "-"], { stdin: JSON.stringify(obj) });
+      refused(
+        await create(tenantCluster("c3", { name: "data-harvester", namespace: OTHER_NS })),
+        'spec.providerConfigRef: Forbidden: ProviderConfig "data-harvester" is scoped to team "webhooks-data", but TenantCluster references team "webhooks"',
+      );
+      allowed(await create(tenantCluster("c4", { name: "own-harvester", namespace: NS })));
+    });
+    await t.step("a NetworkPool with grants is not deleted, naming the allocations", async () => {
+      const pool = parseAllDocuments(Deno.readTextFileSync(`${ROOT}/examples/networkpools/lab-pool.yaml`))[0]!
+        .toJS() as Obj;
+      pool.metadata = { name: "wh-pool", namespace: "butler-system" };
+      await apply(pool);
+      const allocation = parseAllDocuments(
+        Deno.readTextFileSync(`${ROOT}/examples/ipallocations/prod-cluster-lb.yaml`),
+      )[0]!.toJS() as Obj;
+      allocation.metadata = { name: "c1-lb", namespace: NS };
+      allocation.spec.poolRef = { name: "wh-pool", namespace: "butler-system" };
+      allocation.spec.tenantClusterRef = { name: "c1", namespace: NS };
+      await apply(allocation);
+      const uid =
+        JSON.parse(await kubectlOk(["get", "ipallocation", "c1-lb", "-n", NS, "-o", "json"])).metadata.uid;
+      const deletePool = () =>
+        kubectl(["delete", "networkpool", "wh-pool", "-n", "butler-system", "--dry-run=server"]);
+      allowed(await deletePool());
+      await kubectlOk([
+        "patch",
+        "networkpool",
+        "wh-pool",
+        "-n",
+        "butler-system",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        JSON.stringify({ status: { grants: { [uid]: "10.40.1.0+2@2026-11-01T00:00:00Z" } } }),
+      ]);
+      refused(
+        await deletePool(),
+        "cannot delete NetworkPool: 1 allocation(s) still hold addresses: team-webhooks/c1-lb",
+      );
+    });
+    await t.step(
+      "with the service down: Ignore lets deletes through to the finalizers, Fail holds",
+      async () => {
+        await server!.shutdown();
+        server = undefined;
+        allowed(await deletePc("wh-harvester"));
+        const r = await kubectl(["create", "--dry-run=server", "-f", "-"], {
+          stdin: JSON.stringify(tenantCluster("c5", { name: "data-harvester", namespace: OTHER_NS })),
+        });
+        refused(r, 'failed calling webhook "tenantclusters.admission.butler.butlerlabs.dev"');
+      },
+    );
+  } finally {
+    await server?.shutdown();
+    await kubectl(["delete", "validatingwebhookconfiguration", "butler-admission", "--ignore-not-found"]);
+    await kubectl(["delete", "team", "webhooks", "--ignore-not-found", "--wait=false"]);
+    for (const name of ["wh-harvester", "wh-spare"]) {
+      await kubectl([
+        "delete",
+        "providerconfig",
+        name,
+        "-n",
+        "butler-system",
+        "--ignore-not-found",
+        "--wait=false",
+      ]);
+    }
+    await kubectl([
+      "delete",
+      "networkpool",
+      "wh-pool",
+      "-n",
+      "butler-system",
+      "--ignore-not-found",
+      "--wait=false",
+    ]);
+    for (const ns of [NS, OTHER_NS]) {
+      await kubectl(["delete", "namespace", ns, "--ignore-not-found", "--wait=false"]);
+    }
+  }
+});
