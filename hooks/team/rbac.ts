@@ -120,6 +120,11 @@ function subjectsOf(s: SubjectAccess, naming: GroupNaming) {
       .map((name) => ({ kind: "Group", apiGroup: "rbac.authorization.k8s.io", name }));
 }
 
+/** The RBAC subjects of several Team subjects, each once: two Team groups can name one subject (a prefix spelled into a name). */
+function uniqueSubjects(of: readonly SubjectAccess[], naming: GroupNaming) {
+  return [...new Map(of.flatMap((s) => subjectsOf(s, naming)).map((x) => [x.name, x])).values()];
+}
+
 /** Every child the Team wants, in a stable order. */
 export function desiredChildren(
   team: { name: string; spec: TeamSpec },
@@ -176,7 +181,7 @@ export function desiredChildren(
       children.push(
         buildObject(CHILD_TYPES.RoleBinding, { name: `${role}-${suffix}`, namespace: ns, labels: l }, {
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role },
-          subjects: [...new Map(of.flatMap((s) => subjectsOf(s, naming)).map((x) => [x.name, x])).values()],
+          subjects: uniqueSubjects(of, naming),
         }),
       );
     }
@@ -217,8 +222,7 @@ export function desiredChildren(
       if (of.length === 0) continue;
       children.push(buildObject(CHILD_TYPES.ClusterRoleBinding, { name: `${name}${suffix}`, labels: l }, {
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-        // Two Team groups can name one subject (a prefix spelled into a name): list each subject once.
-        subjects: [...new Map(of.flatMap((s) => subjectsOf(s, naming)).map((x) => [x.name, x])).values()],
+        subjects: uniqueSubjects(of, naming),
       }));
     }
   }

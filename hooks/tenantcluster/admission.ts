@@ -1,27 +1,15 @@
-import { butlerPath, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
+import { butlerPath } from "../../lib/butler/mod.ts";
 import type { AdmissionDecision, AdmissionReviewRequest } from "../../lib/contract/mod.ts";
 import type { ReadPlan, Reads } from "../../lib/http/mod.ts";
-import { teamNameOf } from "./sync.ts";
-
-type Ref = { name: string; namespace: string };
-
-function explicitRef(obj: unknown): Ref | undefined {
-  const ref = (obj as { spec?: { providerConfigRef?: { name?: unknown; namespace?: unknown } } } | null)?.spec
-    ?.providerConfigRef;
-  if (typeof ref?.name !== "string" || !ref.name) return undefined;
-  return {
-    name: ref.name,
-    namespace: typeof ref.namespace === "string" && ref.namespace ? ref.namespace : SYSTEM_NAMESPACE,
-  };
-}
+import { providerRefOf, teamNameOf } from "./sync.ts";
 
 /** The provider a create names, or an update changes to: the only case anything is read. */
-function refToCheck(review: AdmissionReviewRequest): Ref | undefined {
+function refToCheck(review: AdmissionReviewRequest): ReturnType<typeof providerRefOf> {
   const r = review.request;
   if (r.operation !== "CREATE" && r.operation !== "UPDATE") return undefined;
-  const ref = explicitRef(r.object);
+  const ref = providerRefOf(r.object?.spec);
   if (!ref || r.operation === "CREATE") return ref;
-  const old = explicitRef(r.oldObject);
+  const old = providerRefOf(r.oldObject?.spec);
   return old && old.name === ref.name && old.namespace === ref.namespace ? undefined : ref;
 }
 

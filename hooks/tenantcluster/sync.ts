@@ -35,7 +35,8 @@ export function teamNameOf(namespace: string, spec: unknown): string | undefined
   return namespace.startsWith("team-") && namespace.length > 5 ? namespace.slice(5) : undefined;
 }
 
-function providerRefOf(spec: unknown): { name: string; namespace: string } | undefined {
+/** The ProviderConfig a TenantCluster spec names (namespace default butler-system), if it names one. */
+export function providerRefOf(spec: unknown): { name: string; namespace: string } | undefined {
   const ref = (spec as { providerConfigRef?: { name?: unknown; namespace?: unknown } } | undefined)
     ?.providerConfigRef;
   if (typeof ref?.name !== "string" || !ref.name) return undefined;

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { desiredChildren, effectiveAccess, type TeamSpec } from "../../hooks/team/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
-import { type As, ensureNamespaces, installManifests, kubectl, kubectlOk } from "./cluster.ts";
+import { type As, ensureNamespaces, installManifests, kubectl, kubectlOk, untilRun } from "./cluster.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
@@ -109,13 +109,12 @@ subjects: [{ kind: ServiceAccount, name: test-console, namespace: butler-system 
 `;
   await kubectlOk(["apply", "--server-side", "--field-manager=butler-tests", "-f", "-"], { stdin: rbac });
   // A new policy binding takes effect within seconds, not at once: wait until it answers.
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const r = await patch("team", TEAM, { spec: { resourceLimits: { maxClusters: 41 } } }, alice);
-    if (r.stderr.includes("ValidatingAdmissionPolicy 'butler-team-limits'")) break;
-    if (Date.now() > deadline) throw new Error(`the Team policy never took effect: ${r.stderr || r.code}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const mark = "ValidatingAdmissionPolicy 'butler-team-limits'";
+  const r = await untilRun(
+    () => patch("team", TEAM, { spec: { resourceLimits: { maxClusters: 41 } } }, alice),
+    (r) => r.stderr.includes(mark),
+  );
+  if (!r.stderr.includes(mark)) throw new Error(`the Team policy never took effect: ${r.stderr || r.code}`);
   return team;
 }
 
@@ -274,12 +273,7 @@ Deno.test("environment roles stay in their environment", async (t) => {
   await t.step("an operator only in prod creates a prod cluster and nothing in dev", async () => {
     allowed(await create(cluster("dave-prod", "prod"), dave));
     // A new policy binding takes effect within seconds: the first refusal is waited for.
-    const deadline = Date.now() + 30_000;
-    let r = await create(cluster("dave-dev", "dev"), dave);
-    while (r.code === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      r = await create(cluster("dave-dev", "dev"), dave);
-    }
+    const r = await untilRun(() => create(cluster("dave-dev", "dev"), dave), (r) => r.code !== 0);
     denied(r, refusal("dave@example.com", "create", "dave-dev", "dev"));
     denied(
       await create(cluster("dave-none"), dave),

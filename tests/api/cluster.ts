@@ -167,17 +167,45 @@ export function invalidExamples(): InvalidExample[] {
   });
 }
 
+/**
+ * Runs `attempt` until `done` holds for its result or `timeoutMs` passes, and returns the last result: a new
+ * admission policy or webhook configuration takes effect within seconds, not at once.
+ */
+export async function untilRun(
+  attempt: () => Promise<Run>,
+  done: (r: Run) => boolean,
+  options: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<Run> {
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  for (;;) {
+    const r = await attempt();
+    if (done(r) || Date.now() > deadline) return r;
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 250));
+  }
+}
+
 /** Waits until the policy that refuses `example` refuses it (a server-side dry run). */
 async function awaitPolicy(example: InvalidExample): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const r = await kubectl(["create", "--dry-run=server", "-f", example.path]);
-    if (r.stderr.includes(`ValidatingAdmissionPolicy '${example.refusedBy}'`)) return;
-    if (Date.now() > deadline) {
-      throw new Error(`${example.refusedBy} never refused ${example.path}: ${r.stderr || "accepted"}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+  const mark = `ValidatingAdmissionPolicy '${example.refusedBy}'`;
+  const r = await untilRun(
+    () => kubectl(["create", "--dry-run=server", "-f", example.path]),
+    (r) => r.stderr.includes(mark),
+  );
+  if (!r.stderr.includes(mark)) {
+    throw new Error(`${example.refusedBy} never refused ${example.path}: ${r.stderr || "accepted"}`);
   }
+}
+
+/** Serves `fetch` over HTTPS on a free local port with the test CA's hook certificate, as the API server reaches webhooks. */
+export function serveHookTls(fetch: Deno.ServeHandler): Deno.HttpServer<Deno.NetAddr> {
+  const { hookCertFile, hookKeyFile } = cluster();
+  return Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: Deno.readTextFileSync(hookCertFile),
+    key: Deno.readTextFileSync(hookKeyFile),
+    onListen: () => {},
+  }, fetch);
 }
 
 /** The admin token of the test cluster (from its kubeconfig). */

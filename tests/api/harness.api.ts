@@ -8,7 +8,17 @@ import assert from "node:assert/strict";
 import type { AdmissionReviewRequest } from "../../lib/contract/mod.ts";
 import { bindAdmission, type RouteRegistrar } from "../../lib/http/mod.ts";
 import { createTestApp } from "../../lib/testing/mod.ts";
-import { cluster, ensureNamespaces, installManifests, kubectl, kubectlOk, ROOT } from "./cluster.ts";
+import {
+  cluster,
+  ensureNamespaces,
+  installManifests,
+  kubectl,
+  kubectlOk,
+  ROOT,
+  type Run,
+  serveHookTls,
+  untilRun,
+} from "./cluster.ts";
 
 const DENY_LABEL = "butler.test/deny";
 
@@ -58,16 +68,12 @@ function configMap(webhook: string, name: string, deny: boolean): string {
 }
 
 /** Waits until the API server's webhook informer has the configuration (a create is then refused). */
-async function untilRefused(webhook: string): Promise<{ code: number; stderr: string }> {
-  let last = { code: 0, stderr: "" };
-  for (let i = 0; i < 50; i++) {
-    last = await kubectl(["create", "--dry-run=server", "-f", "-"], {
-      stdin: configMap(webhook, "probe", true),
-    });
-    if (last.code !== 0) return last;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return last;
+function untilRefused(webhook: string): Promise<Run> {
+  return untilRun(
+    () => kubectl(["create", "--dry-run=server", "-f", "-"], { stdin: configMap(webhook, "probe", true) }),
+    (r) => r.code !== 0,
+    { timeoutMs: 10_000, intervalMs: 200 },
+  );
 }
 
 Deno.test("the hook service serves HTTPS with a certificate of the test CA", async () => {
@@ -101,15 +107,9 @@ Deno.test("the hook service serves HTTPS with a certificate of the test CA", asy
 });
 
 Deno.test("the API server calls our admission route over TLS", async (t) => {
-  const { caFile, hookCertFile, hookKeyFile } = cluster();
+  const { caFile } = cluster();
   const service = createTestApp([harnessRoute]);
-  const server = Deno.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    cert: Deno.readTextFileSync(hookCertFile),
-    key: Deno.readTextFileSync(hookKeyFile),
-    onListen: () => {},
-  }, service.app.fetch);
+  const server = serveHookTls(service.app.fetch);
   const url = `https://127.0.0.1:${server.addr.port}/webhooks/validate/harness`;
   try {
     await t.step("a refusal carries our message", async () => {

@@ -65,6 +65,10 @@ Deno.test("kubectl-validate: every example is valid", async () => {
 Deno.test("kubectl-validate: every invalid example is refused with its message", async (t) => {
   const examples = invalidExamples();
   const results = await validate(examples.map((e) => e.path));
+  const policies = new Set(
+    loadKustomization(`${ROOT}/manifests`).filter((d) => d.kind === "ValidatingAdmissionPolicy")
+      .map((d) => d.metadata.name),
+  );
   for (const e of examples) {
     await t.step(e.path.replace(`${ROOT}/`, ""), () => {
       const [r] = results.get(e.path.replace(`${ROOT}/`, "")) ?? [];
@@ -75,13 +79,7 @@ Deno.test("kubectl-validate: every invalid example is refused with its message",
           "Success",
           `${e.path} is refused by the schema, not by ${e.refusedBy}: ${r?.message}`,
         );
-        assert.ok(
-          loadKustomization(`${ROOT}/manifests`).some((d) =>
-            (d as { kind?: string; metadata?: { name?: string } }).kind === "ValidatingAdmissionPolicy" &&
-            (d as { metadata?: { name?: string } }).metadata?.name === e.refusedBy
-          ),
-          `${e.refusedBy} is not a shipped ValidatingAdmissionPolicy`,
-        );
+        assert.ok(policies.has(e.refusedBy), `${e.refusedBy} is not a shipped ValidatingAdmissionPolicy`);
         return;
       }
       assert.equal(r?.status, "Failure", `${e.path} was accepted`);

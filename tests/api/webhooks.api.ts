@@ -11,7 +11,7 @@ import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
 import { createKubeClient, loadKubeConfig } from "../../lib/kube/mod.ts";
-import { cluster, installManifests, kubectl, kubectlOk, ROOT } from "./cluster.ts";
+import { cluster, installManifests, kubectl, kubectlOk, ROOT, serveHookTls, untilRun } from "./cluster.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
@@ -68,7 +68,6 @@ function allowed(r: { code: number; stderr: string }): void {
 
 Deno.test("admission webhooks on a real API server", async (t) => {
   await installManifests();
-  const { hookCertFile, hookKeyFile } = cluster();
   const kube = createKubeClient(loadKubeConfig({ KUBECONFIG: cluster().kubeconfig }, Deno.readTextFileSync)!);
   const service = createApp({
     bodyLimitBytes: 1 << 24,
@@ -77,13 +76,7 @@ Deno.test("admission webhooks on a real API server", async (t) => {
     routes: HOOK_ROUTES,
     kube,
   });
-  let server: Deno.HttpServer<Deno.NetAddr> | undefined = Deno.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    cert: Deno.readTextFileSync(hookCertFile),
-    key: Deno.readTextFileSync(hookKeyFile),
-    onListen: () => {},
-  }, service.app.fetch);
+  let server: Deno.HttpServer<Deno.NetAddr> | undefined = serveHookTls(service.app.fetch);
   const base = `https://127.0.0.1:${server.addr.port}`;
   try {
     for (const [ns, team] of [[NS, "webhooks"], [OTHER_NS, "webhooks-data"]]) {
@@ -115,13 +108,7 @@ Deno.test("admission webhooks on a real API server", async (t) => {
     await t.step("a ProviderConfig in use is not deleted, naming its TenantClusters", async () => {
       const message =
         'cannot delete ProviderConfig "wh-harvester": TenantClusters team-webhooks/c1, team-webhooks/c2 still reference it';
-      const deadline = Date.now() + 30_000;
-      let r = await deletePc("wh-harvester");
-      while (!r.stderr.includes(message) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        r = await deletePc("wh-harvester");
-      }
-      refused(r, message);
+      refused(await untilRun(() => deletePc("wh-harvester"), (r) => r.stderr.includes(message)), message);
       allowed(await deletePc("wh-spare"));
     });
     await t.step("an environment in use is not removed; an unused one is", async () => {
