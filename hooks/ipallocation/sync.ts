@@ -18,7 +18,7 @@ import {
 } from "../../lib/ipam/mod.ts";
 import { formatTime } from "../../lib/time/mod.ts";
 import { decodeGrant } from "../networkpool/ledger.ts";
-import { IPAllocationSpec } from "../networkpool/schema.ts";
+import { IPAllocationSpec } from "../../lib/api/mod.ts";
 
 /** The four lifecycle phases of an IPAllocation. */
 export type AllocationPhase = "Pending" | "Allocated" | "Failed" | "Released";

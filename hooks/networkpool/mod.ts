@@ -3,7 +3,6 @@
  *
  * @module
  */
-export * from "./schema.ts";
 export * from "./ledger.ts";
 export * from "./sync.ts";
 export * from "./routes.ts";

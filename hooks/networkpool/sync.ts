@@ -47,7 +47,7 @@ import {
   type IPAllocationSpec,
   NetworkPoolSpec,
   ObservedAllocation,
-} from "./schema.ts";
+} from "../../lib/api/mod.ts";
 
 /** Utilisation thresholds of the capacity conditions, in percent (at or above means True). */
 export const CAPACITY_THRESHOLDS = [

@@ -1,4 +1,4 @@
-import type { Provider } from "./schema.ts";
+import type { Provider } from "../../lib/api/mod.ts";
 
 /**
  * The keys each provider's credentials Secret must hold: any one alternative, complete, is enough (Proxmox

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { checkCredentials, REQUIRED_KEYS, requiredKeys, usesKey } from "./credentials.ts";
-import type { Provider } from "./schema.ts";
+import type { Provider } from "../../lib/api/mod.ts";
 
 const ref = { namespace: "butler-system", name: "creds" };
 const value = "U0VDUkVU";

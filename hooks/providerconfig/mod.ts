@@ -4,7 +4,6 @@
  *
  * @module
  */
-export * from "./schema.ts";
 export * from "./rules.ts";
 export * from "./credentials.ts";
 export * from "./sync.ts";

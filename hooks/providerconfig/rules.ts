@@ -1,4 +1,4 @@
-import { CLOUD_PROVIDERS, type Provider, PROVIDERS } from "./schema.ts";
+import { CLOUD_PROVIDERS, type Provider, PROVIDERS } from "../../lib/api/mod.ts";
 
 /** How Kubernetes renders a field error's type. */
 export type FieldReason = "FieldValueRequired" | "FieldValueForbidden" | "FieldValueInvalid";

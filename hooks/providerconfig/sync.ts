@@ -11,10 +11,10 @@ import {
 } from "../../lib/contract/mod.ts";
 import type { HookContext } from "../../lib/hook/mod.ts";
 import { formatTime } from "../../lib/time/mod.ts";
-import { DEFAULT_NODES_PER_TENANT } from "../networkpool/schema.ts";
+import { DEFAULT_NODES_PER_TENANT } from "../../lib/api/mod.ts";
 import { checkCredentials, type CredentialCheck } from "./credentials.ts";
 import { formatFieldError, validateProviderConfig } from "./rules.ts";
-import { CLOUD_PROVIDERS, effectiveZone, LB_DEFAULTS, ProviderConfigSpec } from "./schema.ts";
+import { CLOUD_PROVIDERS, effectiveZone, LB_DEFAULTS, ProviderConfigSpec } from "../../lib/api/mod.ts";
 
 const SECRET = { apiVersion: "v1", kind: "Secret" } as const;
 

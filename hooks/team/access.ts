@@ -1,4 +1,4 @@
-import { type Role, ROLES, type TeamSpec } from "./schema.ts";
+import { type Role, ROLES, type TeamSpec } from "../../lib/api/mod.ts";
 
 const rank = (r: Role) => ROLES.indexOf(r);
 

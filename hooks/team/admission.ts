@@ -2,7 +2,7 @@ import { butlerPath, keyedItems, LABELS } from "../../lib/butler/mod.ts";
 import { listNames } from "../../lib/conditions/mod.ts";
 import type { AdmissionDecision, AdmissionReviewRequest } from "../../lib/contract/mod.ts";
 import type { ReadPlan, Reads } from "../../lib/http/mod.ts";
-import { teamNamespace } from "./schema.ts";
+import { teamNamespace } from "../../lib/api/mod.ts";
 
 function environmentNames(team: unknown): string[] {
   const envs = (team as { spec?: { environments?: unknown } } | null | undefined)?.spec?.environments;

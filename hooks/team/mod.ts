@@ -4,7 +4,6 @@
  *
  * @module
  */
-export * from "./schema.ts";
 export * from "./groups.ts";
 export * from "./access.ts";
 export * from "./rbac.ts";

@@ -4,8 +4,8 @@ import { formatQuantity, parseQuantity } from "../../lib/quantity/mod.ts";
 import type { SubjectAccess } from "./access.ts";
 import type { HookConfig } from "../../lib/hook/mod.ts";
 import { groupSubjects } from "./groups.ts";
-import type { Role, TeamSpec } from "./schema.ts";
-import { teamNamespace } from "./schema.ts";
+import type { Role, TeamSpec } from "../../lib/api/mod.ts";
+import { teamNamespace } from "../../lib/api/mod.ts";
 
 /** Child types of the Team controller, with the exact apiVersions declared in its CompositeController. */
 export const CHILD_TYPES = {

@@ -14,7 +14,7 @@ import {
 import type { HookContext } from "../../lib/hook/mod.ts";
 import { effectiveAccess, type SubjectAccess } from "./access.ts";
 import { CHILD_TYPES, desiredChildren } from "./rbac.ts";
-import { ObservedCluster, teamNamespace, TeamSpec } from "./schema.ts";
+import { ObservedCluster, teamNamespace, TeamSpec } from "../../lib/api/mod.ts";
 import { computeUsage } from "./usage.ts";
 
 /**

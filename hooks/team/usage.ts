@@ -9,7 +9,7 @@ import {
   ZERO,
 } from "../../lib/quantity/mod.ts";
 import { resolveShape } from "../../lib/shape/mod.ts";
-import type { ObservedCluster, TeamSpec } from "./schema.ts";
+import type { ObservedCluster, TeamSpec } from "../../lib/api/mod.ts";
 
 /** Above this percentage of a limit, quota status is Warning. */
 export const WARNING_PERCENT = 80;

@@ -4,7 +4,6 @@
  *
  * @module
  */
-export * from "./schema.ts";
 export * from "./network.ts";
 export * from "./metallb.ts";
 export * from "./resync.ts";

@@ -10,7 +10,7 @@ import type {
   PoolView,
   ProviderView,
   TenantClusterSpec,
-} from "./schema.ts";
+} from "../../lib/api/mod.ts";
 
 /** A Service pending longer than this is demand (seconds; strictly longer). */
 export const PENDING_THRESHOLD_SECONDS = 30;

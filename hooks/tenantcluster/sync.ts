@@ -15,7 +15,7 @@ import {
 import type { HookContext } from "../../lib/hook/mod.ts";
 import { resolveShape } from "../../lib/shape/mod.ts";
 import { parseTime } from "../../lib/time/mod.ts";
-import { TeamSpec } from "../team/schema.ts";
+import { TeamSpec } from "../../lib/api/mod.ts";
 import { CONFIGMAP, metallbConfigMap } from "./metallb.ts";
 import { type ObservedChild, planNetwork } from "./network.ts";
 import { resyncAfter, stateInterval } from "./resync.ts";
@@ -26,7 +26,7 @@ import {
   PoolView,
   ProviderView,
   TenantClusterSpec,
-} from "./schema.ts";
+} from "../../lib/api/mod.ts";
 
 /** The Team a TenantCluster belongs to: `spec.teamRef.name`, else the team whose namespace (`team-{name}`) it is in. */
 export function teamNameOf(namespace: string, spec: unknown): string | undefined {

@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { desiredChildren, effectiveAccess, type TeamSpec } from "../../hooks/team/mod.ts";
+import { desiredChildren, effectiveAccess } from "../../hooks/team/mod.ts";
+import type { TeamSpec } from "../../lib/api/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { type As, ensureNamespaces, installManifests, kubectl, kubectlOk, untilRun } from "./cluster.ts";
 

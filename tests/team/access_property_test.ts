@@ -9,12 +9,10 @@ import {
   desiredChildren,
   effectiveAccess,
   environmentRoleName,
-  type Role,
   roleBindingName,
-  ROLES,
   type SubjectAccess,
-  type TeamSpec,
 } from "../../hooks/team/mod.ts";
+import { type Role, ROLES, type TeamSpec } from "../../lib/api/mod.ts";
 
 const role = fc.constantFrom<Role>(...ROLES);
 // Names chosen to collide after sanitising: dots, dashes, case, @.

@@ -1,7 +1,7 @@
-import { VERSION_PATTERN } from "../../lib/version/mod.ts";
+import { VERSION_PATTERN } from "../version/mod.ts";
 import { z } from "zod";
-import { NetworkPoolSpec } from "../networkpool/schema.ts";
-import { NetworkConfig, ProviderScope } from "../providerconfig/schema.ts";
+import { NetworkPoolSpec } from "./networkpool.ts";
+import { NetworkConfig, ProviderScope } from "./providerconfig.ts";
 
 const Quantity = z.union([z.string(), z.number()]);
 
