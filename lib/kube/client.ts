@@ -87,10 +87,12 @@ export function createKubeClient(connection: KubeConnection, options: KubeClient
       let failure: unknown;
       try {
         res = await attempt(path);
+        // The timeout covers the body too: a slow or cut body is a failed attempt like a slow answer.
+        if (res.ok) return await res.json();
       } catch (err) {
         failure = err;
+        res = undefined;
       }
-      if (res && res.ok) return await res.json();
       if (res && res.status === 404) {
         await res.body?.cancel();
         return undefined;

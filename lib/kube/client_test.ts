@@ -65,6 +65,36 @@ Deno.test("kube client", async (t) => {
     assert.ok(err instanceof KubeApiError);
     assert.equal(err.reason, "Timeout");
   });
+  await t.step("a body that outlasts the timeout fails as Timeout too, and is retried", async () => {
+    // Headers at once, then a body that never ends unless the signal aborts it (a large LIST under load).
+    const stalled = (_: string, init?: RequestInit) =>
+      Promise.resolve(
+        new Response(
+          new ReadableStream({
+            start(controller) {
+              controller.enqueue(new TextEncoder().encode('{"items":['));
+              init?.signal?.addEventListener("abort", () => controller.error(init.signal!.reason));
+            },
+          }),
+          { status: 200 },
+        ),
+      );
+    let calls = 0;
+    const fetch = ((
+      url: string,
+      init?: RequestInit,
+    ) => (calls++, stalled(url, init))) as unknown as typeof globalThis.fetch;
+    const kube = createKubeClient({ server: "https://api" }, {
+      fetch,
+      timeoutMs: 20,
+      retries: 1,
+      ...noSleep,
+    });
+    const err = await kube.list("/x").catch((e) => e);
+    assert.ok(err instanceof KubeApiError, `a typed error, not ${err}`);
+    assert.equal(err.reason, "Timeout");
+    assert.equal(calls, 2, "retried once");
+  });
   await t.step("lists pass the label selector and return the items", async () => {
     const s = scripted([json(200, { items: [{ a: 1 }] })]);
     const kube = createKubeClient({ server: "https://api" }, { fetch: s.fetch });
