@@ -14,7 +14,7 @@ import {
   type LogRecord,
   type WorkerLike,
 } from "./lib/http/mod.ts";
-import { createKubeClient, type KubeReader, loadKubeConfig } from "./lib/kube/mod.ts";
+import { createKubeClient, type KubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
 import type { WorkerInit } from "./worker.ts";
 
 function log(record: LogRecord): void {
@@ -54,7 +54,7 @@ if (pool) {
 }
 
 // Admission webhooks read the API (in a pod: the ServiceAccount; in development: KUBECONFIG). Hooks never do.
-let kube: KubeReader | undefined;
+let kube: KubeClient | undefined;
 try {
   const connection = loadKubeConfig(Deno.env.toObject(), Deno.readTextFileSync);
   // Two attempts of at most 1.5 s fit the webhooks' 5 s timeout with room for the decision and the answer.

@@ -32,5 +32,66 @@ Deno.bench("admission: Team environment removal, 1,000 TenantClusters", () => {
   admitTeam(teamUpdate, undefined, { tenantClusters: clusters });
 });
 Deno.bench("admission: TenantCluster with another team's ProviderConfig", () => {
-  admitTenantCluster(tcCreate, undefined, { provider: tcReads });
+  admitTenantCluster(tcCreate, { now: new Date(0) }, { provider: tcReads, clusters: [] });
+});
+
+// Quotas (issue #14): the restricted-team case (every limit, restriction and environment cap in force) over 1,000
+// TenantClusters of the team and a ledger of 50 fresh reservations; caps raised so the create is admitted and
+// the whole path runs, ledger write included.
+const quotaCase = "tenantcluster/admission/restricted-every-failure-listed";
+const quotaReview = review(quotaCase);
+const quotaReads = reads(quotaCase);
+const quotaTeam = Object.entries(quotaReads).find(([k]) => k.endsWith("/teams/payments"))![1] as {
+  spec: { resourceLimits: Record<string, unknown> };
+};
+Object.assign(quotaTeam.spec.resourceLimits, {
+  maxClusters: 5000,
+  maxNodesPerCluster: 10,
+  maxTotalNodes: 50000,
+  maxCPUCores: "100000",
+  maxMemory: "1000Ti",
+  maxStorage: "1000Pi",
+  allowedKubernetesVersions: ["1.31.x"],
+  allowedProviders: ["harvester"],
+  deniedAddons: ["gpu-operator"],
+  allowedAddons: ["cilium", "longhorn", "istio"],
+});
+const teamClusters = Array.from({ length: 1000 }, (_, i) => ({
+  metadata: {
+    name: `c${i}`,
+    namespace: "team-payments",
+    labels: { "butler.butlerlabs.dev/environment": i % 2 ? "prod" : "dev" },
+    annotations: { "butler.butlerlabs.dev/creator-email": `user${i % 40}@example.com` },
+  },
+  spec: {
+    providerConfigRef: { name: "harvester-prod" },
+    workers: { replicas: 1 + (i % 3), machineTemplate: { cpu: "2", memory: "8Gi", diskSize: "50Gi" } },
+  },
+}));
+const quotaLedger = {
+  metadata: { name: "butler-quota-ledger", namespace: "team-payments", resourceVersion: "7" },
+  data: Object.fromEntries(
+    Array.from({ length: 50 }, (_, i) => [
+      `pending-${i}`,
+      JSON.stringify({
+        env: "dev",
+        nodes: 2,
+        cpu: "4",
+        memory: "4Gi",
+        storage: "200Gi",
+        at: "2026-11-22T09:59:00Z",
+      }),
+    ]),
+  ),
+};
+const quotaNow = { now: new Date("2026-11-22T10:00:00Z") };
+Deno.bench("admission: TenantCluster create, quotas over 1,000 TenantClusters", () => {
+  const d = admitTenantCluster(quotaReview, quotaNow, {
+    ...quotaReads,
+    clusters: teamClusters,
+    provider: Object.entries(quotaReads).find(([k]) => k.includes("/providerconfigs/"))![1],
+    team: quotaTeam,
+    ledger: quotaLedger,
+  });
+  if (!("write" in d)) throw new Error(`expected an admitted, reserved create: ${JSON.stringify(d)}`);
 });

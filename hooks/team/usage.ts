@@ -1,4 +1,4 @@
-import { LABELS } from "../../lib/butler/mod.ts";
+import { LABELS, ownerOf } from "../../lib/butler/mod.ts";
 import {
   above,
   add,
@@ -15,12 +15,6 @@ import type { ObservedCluster, TeamSpec } from "../../lib/api/mod.ts";
 export const WARNING_PERCENT = 80;
 /** Above this percentage, Exceeded. */
 export const EXCEEDED_PERCENT = 100;
-
-/** Annotations naming who owns a cluster (owner first). */
-export const OWNER_ANNOTATIONS = [
-  `butler.butlerlabs.dev/owner`,
-  `butler.butlerlabs.dev/creator-email`,
-] as const;
 
 /** Overall quota state. */
 export type QuotaStatus = "OK" | "Warning" | "Exceeded";
@@ -87,12 +81,6 @@ export interface Usage {
   environments: EnvironmentUsage[];
 }
 
-function ownerOf(c: ObservedCluster): string | undefined {
-  const a = c.metadata.annotations ?? {};
-  for (const key of OWNER_ANNOTATIONS) if (a[key]) return a[key]!.toLowerCase();
-  return undefined;
-}
-
 /**
  * Usage from the TenantClusters' effective shapes (clusters being deleted do not count): clusters, nodes, CPU,
  * memory and storage, utilisation where a limit is set, the overall quota state and a message naming each
@@ -148,7 +136,7 @@ export function computeUsage(spec: TeamSpec, observed: readonly ObservedCluster[
     const inEnv = clusters.filter((c) => c.metadata.labels?.[LABELS.environment] === e.name);
     const owners = new Map<string, number>();
     for (const c of inEnv) {
-      const o = ownerOf(c);
+      const o = ownerOf(c.metadata.annotations);
       if (o) owners.set(o, (owners.get(o) ?? 0) + 1);
     }
     const envLimit = limitOf(e.limits?.maxClusters);

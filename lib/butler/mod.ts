@@ -34,6 +34,27 @@ export const LABELS = {
   managedBy: "app.kubernetes.io/managed-by",
 } as const;
 
+/** Annotations naming who owns a cluster, owner first (the controller promotes creator-email to owner). */
+export const OWNER_ANNOTATIONS = [`${GROUP}/owner`, `${GROUP}/creator-email`] as const;
+
+/** The creator annotation admission requires where an environment caps clusters per member. */
+export const CREATOR_ANNOTATION = `${GROUP}/creator-email`;
+
+/**
+ * Who owns a cluster, lower-cased (identities compare case-insensitively), from its annotations.
+ *
+ * @example
+ * ```ts
+ * ownerOf({ "butler.butlerlabs.dev/creator-email": "Carol@Example.com" }); // "carol@example.com"
+ * ```
+ */
+export function ownerOf(
+  annotations: Readonly<Record<string, string>> | null | undefined,
+): string | undefined {
+  for (const key of OWNER_ANNOTATIONS) if (annotations?.[key]) return annotations[key]!.toLowerCase();
+  return undefined;
+}
+
 /** Saturates a count for an integer status field (IPv6 pools can exceed 2^53). */
 export function statusNumber(value: bigint): number {
   return value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);

@@ -1,4 +1,4 @@
-import type { KubeReader } from "../kube/mod.ts";
+import type { KubeClient } from "../kube/mod.ts";
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { bodyLimit } from "hono/body-limit";
@@ -35,7 +35,7 @@ export interface AppOptions {
   /** `Retry-After` of a 429, in seconds (default 2). */
   readonly retryAfterSeconds?: number;
   /** What admission webhooks read the API with; without it they answer 503 when they need a read. */
-  readonly kube?: KubeReader;
+  readonly kube?: KubeClient;
 }
 
 /** Shutdown state shared by `/readyz` and the server loop. */

@@ -64,7 +64,11 @@ function parseFailure(err: unknown, length: number): string {
 export interface Binding<Req extends z.ZodType, Res extends z.ZodType> {
   readonly request: Req;
   readonly response: Res;
-  readonly run: (request: z.output<Req>, context: HookContext, reads: Reads) => z.input<Res>;
+  readonly run: (
+    request: z.output<Req>,
+    context: HookContext,
+    reads: Reads,
+  ) => z.input<Res> | Staged<z.input<Res>>;
   readonly subject: (request: z.output<Req>) => Subject | undefined;
   /** What the function needs read from the API first (admission only); hooks read nothing. */
   readonly plan?: (request: z.output<Req>) => ReadPlan;
@@ -80,6 +84,38 @@ export type ReadPlan = Readonly<
 
 /** The results of a {@linkcode ReadPlan}, by the same names. */
 export type Reads = Readonly<Record<string, unknown>>;
+
+/** One write an admission decision depends on: a create (POST) or a replace under a resourceVersion (PUT). */
+export interface KubeWrite {
+  readonly method: "POST" | "PUT";
+  readonly path: string;
+  readonly body: unknown;
+}
+
+const STAGED = Symbol("staged");
+
+/**
+ * A response that holds only once `write` lands. On a conflict (409) the adapter reads again and runs the function
+ * again, at most {@linkcode MAX_DECISION_ATTEMPTS} times, then answers `contended`.
+ */
+export interface Staged<T> {
+  readonly [STAGED]: true;
+  readonly response: T;
+  readonly write: KubeWrite;
+  readonly contended: T;
+}
+
+/** Builds a {@linkcode Staged} response. */
+export function staged<T>(response: T, write: KubeWrite, contended: T): Staged<T> {
+  return { [STAGED]: true, response, write, contended };
+}
+
+function isStaged<T>(v: T | Staged<T>): v is Staged<T> {
+  return typeof v === "object" && v !== null && STAGED in v;
+}
+
+/** Decisions made and written again after conflicts, before the answer is "try again". */
+export const MAX_DECISION_ATTEMPTS = 8;
 
 async function execute(plan: ReadPlan, kube: KubeReader): Promise<Reads> {
   const entries = await Promise.all(
@@ -148,27 +184,37 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
     }
 
     const plan = binding.plan?.(request) ?? {};
-    let reads: Reads = {};
-    if (Object.keys(plan).length) {
-      // A read that fails is an error, not a denial: the API server then applies the webhook's failurePolicy.
-      if (!runtime.kube) {
-        return jsonError(c, 503, "admission needs the Kubernetes API, and none is configured");
-      }
-      try {
-        reads = await execute(plan, runtime.kube);
-      } catch (err) {
-        if (!(err instanceof KubeApiError)) throw err;
-        c.set("failure", err.message);
-        return jsonError(c, 503, `cannot read the API (${err.status} ${err.reason}); try again`);
-      }
+    const kube = runtime.kube;
+    if (Object.keys(plan).length && !kube) {
+      return jsonError(c, 503, "admission needs the Kubernetes API, and none is configured");
     }
-
-    let result: z.input<Res>;
-    try {
-      result = binding.run(request, { now, config: runtime.hookConfig }, reads);
-    } catch (err) {
-      if (!(err instanceof UndeliveredGroupsError)) throw err;
-      return jsonError(c, 400, err.message, err.problems);
+    let result: z.input<Res> | undefined;
+    for (let attempt = 1; result === undefined; attempt++) {
+      let outcome: z.input<Res> | Staged<z.input<Res>> | undefined;
+      try {
+        // A read or write that fails is an error, not a denial: the API server then applies the failurePolicy.
+        const reads = Object.keys(plan).length ? await execute(plan, kube!) : {};
+        outcome = binding.run(request, { now, config: runtime.hookConfig }, reads);
+        if (!isStaged(outcome)) {
+          result = outcome;
+        } else if (!kube) {
+          return jsonError(c, 503, "admission needs the Kubernetes API, and none is configured");
+        } else {
+          await kube.write(outcome.write.method, outcome.write.path, outcome.write.body);
+          result = outcome.response;
+        }
+      } catch (err) {
+        if (err instanceof UndeliveredGroupsError) return jsonError(c, 400, err.message, err.problems);
+        if (!(err instanceof KubeApiError)) throw err;
+        const contended = err.status === 409 && outcome !== undefined && isStaged(outcome);
+        if (contended && attempt < MAX_DECISION_ATTEMPTS) continue;
+        if (contended) {
+          result = (outcome as Staged<z.input<Res>>).contended;
+          break;
+        }
+        c.set("failure", err.message);
+        return jsonError(c, 503, `cannot reach the API (${err.status} ${err.reason}); try again`);
+      }
     }
     const checked = binding.response.safeParse(result);
     if (!checked.success) {
@@ -221,17 +267,30 @@ export function bindCustomize(
 
 /**
  * Binds an admission decision function; the AdmissionReview envelope (uid echoed) is built here. With `plan`,
- * the objects it names are read from the API first and handed to `decide`, which stays pure.
+ * the objects it names are read from the API first and handed to `decide`, which stays pure. A decision that
+ * holds only once something is written (a quota reservation) returns {@linkcode staged}: the adapter writes it,
+ * and on a conflict reads and decides again.
  */
 export function bindAdmission(
-  decide: (review: AdmissionReviewRequest, context: HookContext, reads: Reads) => AdmissionDecision,
+  decide: (
+    review: AdmissionReviewRequest,
+    context: HookContext,
+    reads: Reads,
+  ) => AdmissionDecision | Staged<AdmissionDecision>,
   plan?: (review: AdmissionReviewRequest) => ReadPlan,
 ): Handler<AppEnv> {
   return bind({
     request: AdmissionReviewRequest,
     response: AdmissionReviewResponse,
     ...(plan ? { plan } : {}),
-    run: (review, context, reads) => admissionResponse(review.request.uid, decide(review, context, reads)),
+    run: (review, context, reads) => {
+      const uid = review.request.uid;
+      const d = decide(review, context, reads);
+      // A dry run writes nothing: the webhook is sideEffects NoneOnDryRun.
+      if (!isStaged(d)) return admissionResponse(uid, d);
+      if (review.request.dryRun) return admissionResponse(uid, d.response);
+      return staged(admissionResponse(uid, d.response), d.write, admissionResponse(uid, d.contended));
+    },
     subject: (r) => {
       const obj = (r.request.object ?? r.request.oldObject) as { kind?: unknown } | null | undefined;
       return {

@@ -1,5 +1,5 @@
 import type { HookConfig } from "../hook/mod.ts";
-import type { KubeReader } from "../kube/mod.ts";
+import type { KubeClient } from "../kube/mod.ts";
 
 /** The parent a request is about, for the log line (never its body). */
 export interface Subject {
@@ -14,7 +14,7 @@ export interface Runtime {
   readonly clockOverride: boolean;
   readonly hookConfig: HookConfig;
   /** The API reader admission uses; absent where nothing reads the API (workers, most tests). */
-  readonly kube?: KubeReader | undefined;
+  readonly kube?: KubeClient | undefined;
 }
 
 /** Hono environment of the hook service. */

@@ -15,6 +15,17 @@ export interface KubeReader {
   list(path: string, options?: { labelSelector?: string }): Promise<unknown[]>;
 }
 
+/** A {@linkcode KubeReader} that can also write, for the one object admission writes (the quota ledger). */
+export interface KubeClient extends KubeReader {
+  /**
+   * POSTs (create) or PUTs (replace; `metadata.resourceVersion` in `body` is the precondition) `body` at `path`
+   * and returns the stored object. A 409 (conflict or already exists) is a {@linkcode KubeApiError} at once: the
+   * caller re-reads and decides again. 429, 5xx and network errors are retried like reads (a replay of a write
+   * that did land then fails its precondition).
+   */
+  write(method: "POST" | "PUT", path: string, body: unknown): Promise<unknown>;
+}
+
 /** An API answer that is not a success: the HTTP status and the API's own `reason` and `message`. */
 export class KubeApiError extends Error {
   override readonly name = "KubeApiError";
@@ -62,7 +73,7 @@ const RETRIED = new Set([429, 500, 502, 503, 504]);
  * const team = await kube.get("/apis/butler.butlerlabs.dev/v1alpha1/teams/payments");
  * ```
  */
-export function createKubeClient(connection: KubeConnection, options: KubeClientOptions = {}): KubeReader {
+export function createKubeClient(connection: KubeConnection, options: KubeClientOptions = {}): KubeClient {
   const timeoutMs = options.timeoutMs ?? 2_000;
   const retries = options.retries ?? 2;
   const backoffMs = options.backoffMs ?? 100;
@@ -71,29 +82,35 @@ export function createKubeClient(connection: KubeConnection, options: KubeClient
   const doFetch = options.fetch ?? fetch;
   const server = connection.server.replace(/\/+$/, "");
 
-  async function attempt(path: string): Promise<Response> {
+  async function attempt(path: string, method: string, body?: unknown): Promise<Response> {
     const token = connection.token?.();
     const init: RequestInit & { client?: Deno.HttpClient } = {
-      headers: { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      method,
+      headers: {
+        accept: "application/json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(timeoutMs),
       ...(connection.httpClient ? { client: connection.httpClient } : {}),
     };
     return await doFetch(`${server}${path}`, init);
   }
 
-  async function getJson(path: string): Promise<unknown | undefined> {
+  async function request(method: string, path: string, body?: unknown): Promise<unknown | undefined> {
     for (let n = 0;; n++) {
       let res: Response | undefined;
       let failure: unknown;
       try {
-        res = await attempt(path);
+        res = await attempt(path, method, body);
         // The timeout covers the body too: a slow or cut body is a failed attempt like a slow answer.
         if (res.ok) return await res.json();
       } catch (err) {
         failure = err;
         res = undefined;
       }
-      if (res && res.status === 404) {
+      if (res && res.status === 404 && method === "GET") {
         await res.body?.cancel();
         return undefined;
       }
@@ -121,11 +138,12 @@ export function createKubeClient(connection: KubeConnection, options: KubeClient
   }
 
   return {
-    get: (path) => getJson(path),
+    get: (path) => request("GET", path),
     async list(path, opts = {}) {
       const query = opts.labelSelector ? `?labelSelector=${encodeURIComponent(opts.labelSelector)}` : "";
-      const list = await getJson(`${path}${query}`) as { items?: unknown[] } | undefined;
+      const list = await request("GET", `${path}${query}`) as { items?: unknown[] } | undefined;
       return list?.items ?? [];
     },
+    write: (method, path, body) => request(method, path, body),
   };
 }

@@ -1,5 +1,5 @@
 import { DEFAULT_HOOK_CONFIG } from "../hook/mod.ts";
-import type { KubeReader } from "../kube/mod.ts";
+import type { KubeClient } from "../kube/mod.ts";
 import { createApp, type HookService, type LogRecord, type RouteRegistrar } from "../http/mod.ts";
 
 /** The clock of test apps when a request names no time: a fixed instant, so fixtures stay byte-identical. */
@@ -11,7 +11,7 @@ export const TEST_EPOCH: Date = new Date("2026-01-01T00:00:00Z");
  */
 export function createTestApp(
   routes: readonly RouteRegistrar[],
-  options: { bodyLimitBytes?: number; clockOverride?: boolean; clock?: () => Date; kube?: KubeReader } = {},
+  options: { bodyLimitBytes?: number; clockOverride?: boolean; clock?: () => Date; kube?: KubeClient } = {},
 ): HookService & { logs: LogRecord[] } {
   const logs: LogRecord[] = [];
   const service = createApp({

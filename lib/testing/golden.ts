@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import type { Hono } from "hono";
 import { NOW_HEADER } from "../http/mod.ts";
 import type { AppEnv } from "../http/mod.ts";
-import type { KubeReader } from "../kube/mod.ts";
+import { KubeApiError, type KubeClient } from "../kube/mod.ts";
 
 /** One discovered fixture case. */
 export interface GoldenCase {
@@ -30,17 +30,33 @@ export function goldenRoute(kind: string, hook: string): string {
 /**
  * The API as an admission fixture's `reads.json` describes it: API path (with its query) -> the object or list
  * the API server returns. A GET of a path it lacks is a 404 (`undefined`); a list it lacks fails the test, so a
- * webhook cannot read more than its fixture shows.
+ * webhook cannot read more than its fixture shows. Writes succeed and are recorded in `writes` (in order); a path
+ * listed under `"conflicts"` answers that many writes with 409 (as when another webhook wrote first) before one
+ * succeeds.
  */
-export function fixtureReader(dir: string): KubeReader {
+export function fixtureReader(
+  dir: string,
+): KubeClient & { writes: { method: string; path: string; body: unknown }[] } {
   let reads: Record<string, unknown> = {};
   try {
     reads = JSON.parse(Deno.readTextFileSync(`${dir}/reads.json`));
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
   }
+  const writes: { method: string; path: string; body: unknown }[] = [];
+  const conflicts = [...(reads.conflicts as string[] | undefined) ?? []];
   return {
+    writes,
     get: (path) => Promise.resolve(reads[path]),
+    write(method, path, body) {
+      const at = conflicts.indexOf(path);
+      if (at >= 0) {
+        conflicts.splice(at, 1);
+        return Promise.reject(new KubeApiError(409, "Conflict", "the object has been modified", path));
+      }
+      writes.push({ method, path, body });
+      return Promise.resolve(body);
+    },
     list(path, options = {}) {
       const key = options.labelSelector ? `${path}?labelSelector=${options.labelSelector}` : path;
       if (!(key in reads)) return Promise.reject(new Error(`${dir}/reads.json has no list ${key}`));
@@ -89,6 +105,15 @@ export async function runGoldenCase(
   return { status: res.status, body: await res.json() };
 }
 
+function existsSync(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Serialises a fixture the way it is stored: two-space JSON and a final newline. */
 export function formatFixture(value: unknown): string {
   return JSON.stringify(value, null, 2) + "\n";
@@ -96,12 +121,14 @@ export function formatFixture(value: unknown): string {
 
 /**
  * Registers one `Deno.test` per fixture case below `root`. The app must run with `CLOCK_OVERRIDE` semantics
- * (so a case's `now` file reaches the hook) and a fixed fallback clock.
+ * (so a case's `now` file reaches the hook) and a fixed fallback clock. With `writesOf`, what a case wrote to
+ * the API is compared with its `writes.json` (absent means nothing may be written).
  */
 export function registerGoldenTests(
   root: string,
   app: Hono<AppEnv>,
   appFor: (c: GoldenCase) => Hono<AppEnv> = () => app,
+  writesOf: (c: GoldenCase) => readonly unknown[] = () => [],
 ): GoldenCase[] {
   const update = Deno.env.get("UPDATE_GOLDEN") === "1";
   const cases = discoverGoldenCases(root);
@@ -110,12 +137,23 @@ export function registerGoldenTests(
       const { status, body } = await runGoldenCase(appFor(c), c);
       assert.equal(status, 200, `expected 200, got ${status}: ${JSON.stringify(body)}`);
       const path = `${c.dir}/response.json`;
+      const writesPath = `${c.dir}/writes.json`;
+      const writes = writesOf(c);
       if (update) {
         Deno.writeTextFileSync(path, formatFixture(body));
+        if (writes.length) Deno.writeTextFileSync(writesPath, formatFixture(writes));
+        else if (existsSync(writesPath)) Deno.removeSync(writesPath);
         return;
       }
       const expected = JSON.parse(Deno.readTextFileSync(path));
       assert.deepStrictEqual(body, expected);
+      let expectedWrites: unknown[] = [];
+      try {
+        expectedWrites = JSON.parse(Deno.readTextFileSync(writesPath));
+      } catch (err) {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      }
+      assert.deepStrictEqual(writes, expectedWrites, "the API writes of the case");
     });
   }
   return cases;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { parse } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 
 /** Files the control plane wrote: kubeconfig, its CA, and a serving pair for the hook service (127.0.0.1). */
 export interface Cluster {
@@ -260,4 +260,31 @@ export function installManifests(): Promise<void> {
     await Promise.all(invalidExamples().filter((e) => e.refusedBy).map(awaitPolicy));
   })();
   return installed;
+}
+
+/**
+ * The webhook component's objects as `kubectl kustomize` renders them in the example overlay, minus the
+ * cert-manager kinds: each webhook pointed at `base` (the test's TLS server) with the test CA, when given.
+ */
+// deno-lint-ignore no-explicit-any
+export async function shippedAdmissionObjects(base?: string): Promise<Record<string, any>[]> {
+  const out = await new Deno.Command("kubectl", {
+    args: ["kustomize", `${ROOT}/examples/kustomize/with-admission-webhooks`],
+  }).output();
+  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+  // deno-lint-ignore no-explicit-any
+  const docs = parseAllDocuments(new TextDecoder().decode(out.stdout)).map((d) => d.toJS() as any);
+  const caBundle = btoa(Deno.readTextFileSync(cluster().caFile));
+  for (const d of docs.filter((d) => d.kind === "ValidatingWebhookConfiguration")) {
+    delete d.metadata.annotations; // cert-manager's CA injection: the test CA instead
+    if (base) {
+      for (const w of d.webhooks) w.clientConfig = { url: `${base}${w.clientConfig.service.path}`, caBundle };
+    }
+  }
+  return docs;
+}
+
+/** The shipped ValidatingWebhookConfiguration, each webhook pointed at `base` instead of the in-cluster Service. */
+export async function shippedWebhooks(base: string): Promise<Record<string, unknown>> {
+  return (await shippedAdmissionObjects(base)).find((d) => d.kind === "ValidatingWebhookConfiguration")!;
 }

@@ -11,7 +11,16 @@ import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
 import { createKubeClient, loadKubeConfig } from "../../lib/kube/mod.ts";
-import { cluster, installManifests, kubectl, kubectlOk, ROOT, serveHookTls, untilRun } from "./cluster.ts";
+import {
+  cluster,
+  installManifests,
+  kubectl,
+  kubectlOk,
+  ROOT,
+  serveHookTls,
+  shippedWebhooks,
+  untilRun,
+} from "./cluster.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
@@ -43,19 +52,6 @@ const tenantCluster = (name: string, pc: { name: string; namespace?: string }, e
   metadata: { name, namespace: NS, ...(env ? { labels: { "butler.butlerlabs.dev/environment": env } } : {}) },
   spec: { providerConfigRef: pc },
 });
-
-/** The shipped webhook configuration, each webhook pointed at `base` instead of the in-cluster Service. */
-async function shippedWebhooks(base: string): Promise<Obj> {
-  const out = await new Deno.Command("kubectl", {
-    args: ["kustomize", `${ROOT}/examples/kustomize/with-admission-webhooks`],
-  }).output();
-  assert.ok(out.success);
-  const vwc = parseAllDocuments(new TextDecoder().decode(out.stdout)).map((d) => d.toJS() as Obj)
-    .find((d) => d.kind === "ValidatingWebhookConfiguration")!;
-  const caBundle = btoa(Deno.readTextFileSync(cluster().caFile));
-  for (const w of vwc.webhooks) w.clientConfig = { url: `${base}${w.clientConfig.service.path}`, caBundle };
-  return vwc;
-}
 
 function refused(r: { code: number; stderr: string }, message: string): void {
   assert.notEqual(r.code, 0, "refused");

@@ -37,11 +37,12 @@ Deno.test("admission without the API", async (t) => {
     const failing = {
       get: () => Promise.reject(new KubeApiError(403, "Forbidden", "no", "/x")),
       list: (path: string) => Promise.reject(new KubeApiError(403, "Forbidden", "cannot list", path)),
+      write: () => Promise.reject(new Error("no write expected")),
     };
     const service = createTestApp(HOOK_ROUTES, { kube: failing });
     const res = await post(service.app, deleteReview);
     assert.equal(res.status, 503);
-    assert.equal((await res.json()).error, "cannot read the API (403 Forbidden); try again");
+    assert.equal((await res.json()).error, "cannot reach the API (403 Forbidden); try again");
     assert.match(String(service.logs.at(-1)?.error), /tenantclusters: 403 Forbidden: cannot list/);
   });
 });

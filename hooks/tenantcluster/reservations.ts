@@ -1,0 +1,120 @@
+/**
+ * The quota ledger (DESIGN §4.2): a ConfigMap `butler-quota-ledger` in each team namespace, one key per
+ * TenantCluster name admitted with a quota in force, its value the cluster's footprint and when it was
+ * reserved, as one line of JSON so `kubectl get configmap butler-quota-ledger -o yaml` reads plainly. Admission
+ * writes it with the resourceVersion it read as precondition, which serialises every decision of one team.
+ *
+ * @module
+ */
+import { parseTime } from "../../lib/time/mod.ts";
+
+/** The ledger's name in every team namespace. */
+export const LEDGER_NAME = "butler-quota-ledger";
+
+/**
+ * A reservation lives this long without its TenantCluster (or beyond the stored cluster's own footprint): long
+ * enough for the API server to store an admitted object (request timeout 60 s), short enough that a create that
+ * failed after admission gives its room back soon.
+ */
+export const RESERVATION_GRACE_SECONDS = 120;
+
+/** What one TenantCluster takes from its team's quotas. */
+export interface Footprint {
+  /** Environment label, when set. */
+  readonly env?: string;
+  /** Owner (the owner annotation, else creator-email), lower-cased. */
+  readonly owner?: string;
+  /** `namespace/name` of its ProviderConfig. */
+  readonly provider?: string;
+  readonly nodes: number;
+  /** Canonical quantities (totals over the workers). */
+  readonly cpu: string;
+  readonly memory: string;
+  readonly storage: string;
+}
+
+/** A footprint and when admission reserved it. */
+export interface Reservation extends Footprint {
+  readonly at: string;
+}
+
+/** The ledger as read: its reservations by TenantCluster name, its resourceVersion, and unreadable entries. */
+export interface Ledger {
+  readonly reservations: ReadonlyMap<string, Reservation>;
+  /** Absent when the ConfigMap does not exist yet (the first write creates it). */
+  readonly resourceVersion?: string;
+  /** Keys that did not parse: dropped on the next write (usage still counts every TenantCluster that exists). */
+  readonly corrupt: readonly string[];
+}
+
+function parseReservation(text: string): Reservation | undefined {
+  try {
+    const r = JSON.parse(text) as Partial<Reservation>;
+    const ok = typeof r === "object" && r !== null && typeof r.at === "string" && parseTime(r.at) &&
+      Number.isInteger(r.nodes) && typeof r.cpu === "string" && typeof r.memory === "string" &&
+      typeof r.storage === "string";
+    return ok ? r as Reservation : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads the ledger ConfigMap (or its absence). A ledger someone damaged loses only its unreadable entries: usage
+ * is always the union of reservations and the TenantClusters that exist, so it is never taken as empty.
+ */
+export function readLedger(configMap: unknown): Ledger {
+  const cm = configMap as
+    | { metadata?: { resourceVersion?: string }; data?: Record<string, unknown> }
+    | undefined;
+  const reservations = new Map<string, Reservation>();
+  const corrupt: string[] = [];
+  for (const [name, value] of Object.entries(cm?.data ?? {})) {
+    const r = typeof value === "string" ? parseReservation(value) : undefined;
+    if (r) reservations.set(name, r);
+    else corrupt.push(name);
+  }
+  const rv = cm?.metadata?.resourceVersion;
+  return { reservations, ...(rv ? { resourceVersion: rv } : {}), corrupt };
+}
+
+/** Whether a reservation made at `at` still holds at `now`. */
+export function fresh(r: Reservation, now: Date): boolean {
+  return now.getTime() - parseTime(r.at)!.getTime() < RESERVATION_GRACE_SECONDS * 1000;
+}
+
+/**
+ * The ledger ConfigMap after setting (or, with `undefined`, releasing) `name`'s reservation: expired
+ * reservations and corrupt entries are dropped, keys sorted, and the resourceVersion read kept as precondition.
+ */
+export function ledgerObject(
+  namespace: string,
+  ledger: Ledger,
+  name: string,
+  reservation: Reservation | undefined,
+  now: Date,
+): Record<string, unknown> {
+  const data: Record<string, string> = {};
+  const entries = new Map(ledger.reservations);
+  if (reservation) entries.set(name, reservation);
+  else entries.delete(name);
+  for (const key of [...entries.keys()].sort()) {
+    const r = entries.get(key)!;
+    if (key === name || fresh(r, now)) data[key] = JSON.stringify(r);
+  }
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: LEDGER_NAME,
+      namespace,
+      labels: { "app.kubernetes.io/managed-by": "butler-admission" },
+      annotations: {
+        "butler.butlerlabs.dev/description":
+          "Quota reservations written by the TenantCluster admission webhook; do not edit.",
+      },
+      ...(ledger.resourceVersion ? { resourceVersion: ledger.resourceVersion } : {}),
+    },
+    data,
+  };
+}
