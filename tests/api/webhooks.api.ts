@@ -128,10 +128,10 @@ Deno.test("admission webhooks on a real API server", async (t) => {
       const create = (obj: unknown) =>
         kubectl(["create", "--dry-run=server", "-f", "-"], { stdin: JSON.stringify(obj) });
       refused(
-        await create(tenantCluster("c3", { name: "data-harvester", namespace: OTHER_NS })),
+        await create(tenantCluster("c3", { name: "data-harvester", namespace: OTHER_NS }, "dev")),
         'spec.providerConfigRef: Forbidden: ProviderConfig "data-harvester" is scoped to team "webhooks-data", but TenantCluster references team "webhooks"',
       );
-      allowed(await create(tenantCluster("c4", { name: "own-harvester", namespace: NS })));
+      allowed(await create(tenantCluster("c4", { name: "own-harvester", namespace: NS }, "dev")));
     });
     await t.step("a NetworkPool with grants is not deleted, naming the allocations", async () => {
       const pool = parseAllDocuments(Deno.readTextFileSync(`${ROOT}/examples/networkpools/lab-pool.yaml`))[0]!

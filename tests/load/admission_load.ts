@@ -12,7 +12,8 @@
  *   TenantCluster);
  * - api server: the same number of concurrent server-side dry-run TenantCluster creates through the API server,
  *   first with no webhook registered, then with the shipped ValidatingWebhookConfiguration pointed at the service:
- *   the difference is what the webhook adds to a user's request.
+ *   the difference is what the webhook adds to a user's request; then real creates with a team quota in force,
+ *   each reserving in the team's quota ledger (all clients contend on that one ConfigMap).
  *
  * Not part of the test suite: timings belong in recorded figures, never in assertions.
  *
@@ -320,6 +321,28 @@ for (const deadline = Date.now() + 30_000;;) {
 await Promise.all(Array.from({ length: 20 }, dryRunCreate));
 const withHook = await drive(dryRunCreate);
 row("the shipped configuration", withHook.latencies, withHook.statuses);
+
+// Real creates with a quota in force: every admission reserves in the team's one ledger, so the 50 clients
+// contend on a single ConfigMap (the worst case: one team creating at full speed).
+await kubectlOk([
+  "patch",
+  "team",
+  "load",
+  "--type=merge",
+  "-p",
+  JSON.stringify({ spec: { resourceLimits: { maxClusters: 1_000_000 } } }),
+]);
+const realCreate = async () =>
+  String(
+    (await api(
+      "POST",
+      `/apis/butler.butlerlabs.dev/v1alpha1/namespaces/${NS}/tenantclusters`,
+      tenantCluster(`q-${seq++}`),
+    ))
+      .status,
+  );
+const real = await drive(realCreate);
+row("the shipped configuration, real creates under a quota (ledger writes)", real.latencies, real.statuses);
 
 child.kill("SIGTERM");
 await child.status;
