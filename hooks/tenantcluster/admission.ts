@@ -8,14 +8,16 @@ import {
   aggregate,
   checkQuota,
   type ClusterObject,
+  covers,
   type FieldError,
   footprintOf,
   footprintText,
+  loadOf,
   quotaInForce,
   type ShapeMemo,
   usageOf,
 } from "./quota.ts";
-import { LEDGER_NAME, ledgerObject, readLedger } from "./reservations.ts";
+import { type Footprint, LEDGER_NAME, ledgerObject, readLedger } from "./reservations.ts";
 import { providerRefOf, teamNameOf } from "./sync.ts";
 
 const ledgerPath = (namespace: string, name?: string) =>
@@ -59,6 +61,16 @@ export function tenantClusterAdmissionReads(review: AdmissionReviewRequest): Rea
     clusters: { path: butlerPath("tenantclusters", namespace), list: true },
     ledger: { path: ledgerPath(namespace, LEDGER_NAME) },
   };
+}
+
+/**
+ * Reviews that may write a namespace's quota ledger share a key: after a conflict, they retry one at a time per
+ * namespace in each process (concurrent creates of one team would otherwise mostly conflict with each other
+ * again). Other replicas still meet the ledger's resourceVersion precondition.
+ */
+export function tenantClusterAdmissionKey(review: AdmissionReviewRequest): string | undefined {
+  const r = review.request;
+  return r.operation === "DELETE" || checked(review) ? `quota-ledger/${r.namespace ?? ""}` : undefined;
 }
 
 /** Upstream's team-scope rule: a team-scoped ProviderConfig may only be used by TenantClusters of its team. */
@@ -156,7 +168,19 @@ export function admitTenantCluster(
   errors.push(...quota);
   if (errors.length) return deny(errors);
   if (!quotaInForce(team.data, provider)) return { allowed: true };
-  const body = ledgerObject(namespace, ledger, name, { ...footprintText(load), at: formatTime(now) }, now);
+  const stored = new Map(clusters.filter((c) => !c.deleting).map((c) => [c.name, c.load]));
+  const settled = (key: string, r: Footprint) => {
+    const s = stored.get(key);
+    return s !== undefined && covers(s, loadOf(r));
+  };
+  const body = ledgerObject(
+    namespace,
+    ledger,
+    name,
+    { ...footprintText(load), at: formatTime(now) },
+    now,
+    settled,
+  );
   const write = ledger.resourceVersion
     ? { method: "PUT" as const, path: ledgerPath(namespace, LEDGER_NAME), body }
     : { method: "POST" as const, path: ledgerPath(namespace), body };

@@ -131,6 +131,13 @@ export function usageOf(
   return out;
 }
 
+/** Whether a stored cluster's load already covers its reservation in every dimension (the reservation is spent). */
+export function covers(stored: Load, reserved: Load): boolean {
+  return stored.nodes >= reserved.nodes && compare(stored.cpu, reserved.cpu) >= 0 &&
+    compare(stored.memory, reserved.memory) >= 0 && compare(stored.storage, reserved.storage) >= 0 &&
+    stored.env === reserved.env && stored.owner === reserved.owner && stored.provider === reserved.provider;
+}
+
 function larger(stored: Load, reserved: Load): Load {
   const max = (a: Quantity, b: Quantity) => compare(a, b) >= 0 ? a : b;
   return {

@@ -85,7 +85,9 @@ export function fresh(r: Reservation, now: Date): boolean {
 
 /**
  * The ledger ConfigMap after setting (or, with `undefined`, releasing) `name`'s reservation: expired
- * reservations and corrupt entries are dropped, keys sorted, and the resourceVersion read kept as precondition.
+ * reservations, corrupt entries and reservations `settled` says the stored TenantCluster already covers are
+ * dropped (so the ledger holds what is in flight, not the team), keys sorted, and the resourceVersion read kept as
+ * precondition.
  */
 export function ledgerObject(
   namespace: string,
@@ -93,6 +95,7 @@ export function ledgerObject(
   name: string,
   reservation: Reservation | undefined,
   now: Date,
+  settled: (name: string, r: Reservation) => boolean = () => false,
 ): Record<string, unknown> {
   const data: Record<string, string> = {};
   const entries = new Map(ledger.reservations);
@@ -100,7 +103,7 @@ export function ledgerObject(
   else entries.delete(name);
   for (const key of [...entries.keys()].sort()) {
     const r = entries.get(key)!;
-    if (key === name || fresh(r, now)) data[key] = JSON.stringify(r);
+    if (key === name || (fresh(r, now) && !settled(key, r))) data[key] = JSON.stringify(r);
   }
   return {
     apiVersion: "v1",

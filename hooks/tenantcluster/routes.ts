@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { admitTenantCluster, tenantClusterAdmissionReads } from "./admission.ts";
+import { admitTenantCluster, tenantClusterAdmissionKey, tenantClusterAdmissionReads } from "./admission.ts";
 import { type AppEnv, bindAdmission, bindComposite, bindCustomize } from "../../lib/http/mod.ts";
 import { customizeTenantCluster, syncTenantCluster } from "./sync.ts";
 
@@ -9,7 +9,7 @@ export function registerTenantClusterRoutes(app: Hono<AppEnv>): void {
   app.post("/hooks/tenantcluster/sync", bindComposite(syncTenantCluster));
   app.post(
     "/webhooks/validate/tenantcluster",
-    bindAdmission(admitTenantCluster, tenantClusterAdmissionReads),
+    bindAdmission(admitTenantCluster, tenantClusterAdmissionReads, tenantClusterAdmissionKey),
   );
   app.post("/hooks/tenantcluster/finalize", bindComposite(syncTenantCluster));
 }

@@ -72,6 +72,35 @@ export interface Binding<Req extends z.ZodType, Res extends z.ZodType> {
   readonly subject: (request: z.output<Req>) => Subject | undefined;
   /** What the function needs read from the API first (admission only); hooks read nothing. */
   readonly plan?: (request: z.output<Req>) => ReadPlan;
+  /**
+   * Requests with the same key write the same object (admission's ledger): after a first conflict, their retries
+   * are decided one after the other in this process, so that they stop conflicting with each other. Other
+   * processes still meet the write's precondition.
+   */
+  readonly serialize?: (request: z.output<Req>) => string | undefined;
+}
+
+/**
+ * How long a staged decision may keep trying (queueing, reads, conflicts) before it answers `contended`: the
+ * API server waits at most `timeoutSeconds: 5` for a webhook, and a late answer is a failed call.
+ */
+export const DECISION_BUDGET_MS = 4000;
+
+/** A queue per key: `run` starts once every earlier holder of `key` has finished. */
+function keyedQueue() {
+  const tails = new Map<string, Promise<unknown>>();
+  return async function <T>(key: string | undefined, run: () => Promise<T>): Promise<T> {
+    if (key === undefined) return run();
+    const before = tails.get(key) ?? Promise.resolve();
+    const mine = before.then(run, run);
+    const tail = mine.catch(() => {});
+    tails.set(key, tail);
+    try {
+      return await mine;
+    } finally {
+      if (tails.get(key) === tail) tails.delete(key);
+    }
+  };
 }
 
 /**
@@ -139,6 +168,7 @@ async function execute(plan: ReadPlan, kube: KubeReader): Promise<Reads> {
 export function bind<Req extends z.ZodType, Res extends z.ZodType>(
   binding: Binding<Req, Res>,
 ): Handler<AppEnv> {
+  const queue = keyedQueue();
   return async (c: Context<AppEnv>) => {
     if (!isJsonContentType(c.req.header("content-type"))) {
       return jsonError(
@@ -188,6 +218,23 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
     if (Object.keys(plan).length && !kube) {
       return jsonError(c, 503, "admission needs the Kubernetes API, and none is configured");
     }
+    return await decide(c, request, plan, now, binding.serialize?.(request), performance.now());
+  };
+
+  /**
+   * Reads, runs the function and writes what it staged. The first attempt runs at once; after a conflict, the
+   * retries of requests with the same key queue in this process, so they conflict only with other processes.
+   */
+  async function decide(
+    c: Context<AppEnv>,
+    request: z.output<Req>,
+    plan: ReadPlan,
+    now: Date,
+    key: string | undefined,
+    started: number,
+  ): Promise<Response> {
+    const runtime = c.get("runtime");
+    const kube = runtime.kube;
     let result: z.input<Res> | undefined;
     for (let attempt = 1; result === undefined; attempt++) {
       let outcome: z.input<Res> | Staged<z.input<Res>> | undefined;
@@ -207,7 +254,11 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
         if (err instanceof UndeliveredGroupsError) return jsonError(c, 400, err.message, err.problems);
         if (!(err instanceof KubeApiError)) throw err;
         const contended = err.status === 409 && outcome !== undefined && isStaged(outcome);
-        if (contended && attempt < MAX_DECISION_ATTEMPTS) continue;
+        const inBudget = performance.now() - started < DECISION_BUDGET_MS;
+        if (contended && inBudget && key !== undefined) {
+          return await queue(key, () => decide(c, request, plan, now, undefined, started));
+        }
+        if (contended && attempt < MAX_DECISION_ATTEMPTS && inBudget) continue;
         if (contended) {
           result = (outcome as Staged<z.input<Res>>).contended;
           break;
@@ -226,7 +277,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
       return jsonError(c, 500, "internal error: the hook produced an invalid response");
     }
     return c.json(checked.data as Record<string, unknown>, 200);
-  };
+  }
 }
 
 /** Binds a CompositeController sync or finalize hook. */
@@ -269,7 +320,8 @@ export function bindCustomize(
  * Binds an admission decision function; the AdmissionReview envelope (uid echoed) is built here. With `plan`,
  * the objects it names are read from the API first and handed to `decide`, which stays pure. A decision that
  * holds only once something is written (a quota reservation) returns {@linkcode staged}: the adapter writes it,
- * and on a conflict reads and decides again.
+ * and on a conflict reads and decides again; retries of reviews with the same `serialize` key run one at a time
+ * in this process, so they stop conflicting with each other.
  */
 export function bindAdmission(
   decide: (
@@ -278,11 +330,13 @@ export function bindAdmission(
     reads: Reads,
   ) => AdmissionDecision | Staged<AdmissionDecision>,
   plan?: (review: AdmissionReviewRequest) => ReadPlan,
+  serialize?: (review: AdmissionReviewRequest) => string | undefined,
 ): Handler<AppEnv> {
   return bind({
     request: AdmissionReviewRequest,
     response: AdmissionReviewResponse,
     ...(plan ? { plan } : {}),
+    ...(serialize ? { serialize } : {}),
     run: (review, context, reads) => {
       const uid = review.request.uid;
       const d = decide(review, context, reads);

@@ -7,7 +7,7 @@
  * TenantClusters, and prints one table per scenario:
  *
  * - route: `--concurrency` clients each POSTing `--requests` AdmissionReviews straight to the webhook routes
- *   (TLS, JSON, the reads through the API server, the decision, the answer): a TenantCluster create (one GET), a
+ *   (TLS, JSON, the reads through the API server, the decision, the answer): a TenantCluster create (three GETs and a LIST), a
  *   Team removing an environment (one namespaced LIST) and a ProviderConfig delete (a cluster-wide LIST of every
  *   TenantCluster);
  * - api server: the same number of concurrent server-side dry-run TenantCluster creates through the API server,
@@ -198,7 +198,7 @@ const gvk = (kind: string, resource: string) => ({
 const admin = { username: "admin", groups: ["system:masters", "system:authenticated"] };
 const routes: [label: string, path: string, body: string, expect: boolean][] = [
   [
-    "TenantCluster create (GET its ProviderConfig)",
+    "TenantCluster create (GET its Team, ProviderConfig and ledger; LIST the namespace)",
     "/webhooks/validate/tenantcluster",
     review({
       uid: "load-tc",
