@@ -17,7 +17,7 @@ import {
   type ShapeMemo,
   usageOf,
 } from "./quota.ts";
-import { type Footprint, LEDGER_NAME, ledgerObject, readLedger } from "./reservations.ts";
+import { type Footprint, LEDGER_NAME, quotaLedgerObject, readQuotaLedger } from "./reservations.ts";
 import { providerRefOf, teamNameOf } from "./sync.ts";
 
 const ledgerPath = (namespace: string, name?: string) =>
@@ -118,14 +118,14 @@ export function admitTenantCluster(
   const r = review.request;
   const namespace = r.namespace ?? "";
   const name = r.name ?? (r.object as ClusterObject | undefined)?.metadata?.name ?? "";
-  const ledger = readLedger(reads.ledger);
+  const ledger = readQuotaLedger(reads.ledger);
   const now = context.now;
   if (r.operation === "DELETE") {
     if (!ledger.reservations.has(name)) return { allowed: true };
     const write = {
       method: "PUT" as const,
       path: ledgerPath(namespace, LEDGER_NAME),
-      body: ledgerObject(namespace, ledger, name, undefined, now),
+      body: quotaLedgerObject(namespace, ledger, name, undefined, now),
     };
     return staged({ allowed: true }, write, { allowed: true });
   }
@@ -173,7 +173,7 @@ export function admitTenantCluster(
     const s = stored.get(key);
     return s !== undefined && covers(s, loadOf(r));
   };
-  const body = ledgerObject(
+  const body = quotaLedgerObject(
     namespace,
     ledger,
     name,

@@ -1,6 +1,7 @@
 /**
  * The TenantCluster CompositeController: effective shape, provider access, static and elastic IPAM, the MetalLB
- * projection and cleanup.
+ * projection and cleanup; and its admission webhook: provider scope, quotas, environments and feature
+ * restrictions, with the per-team quota ledger.
  *
  * @module
  */
@@ -10,3 +11,5 @@ export * from "./resync.ts";
 export * from "./sync.ts";
 export * from "./routes.ts";
 export * from "./admission.ts";
+export * from "./quota.ts";
+export * from "./reservations.ts";

@@ -11,7 +11,7 @@ import { add, compare, formatQuantity, parseQuantity, type Quantity, ZERO } from
 import { resolveShape } from "../../lib/shape/mod.ts";
 import { versionAllowed } from "../../lib/version/mod.ts";
 import type { ProviderConfigSpec, TeamSpec } from "../../lib/api/mod.ts";
-import { type Footprint, fresh, type Ledger } from "./reservations.ts";
+import { type Footprint, type QuotaLedger, reservationFresh } from "./reservations.ts";
 
 /** A field error as Kubernetes prints it (`path: Type: detail`). */
 export interface FieldError {
@@ -113,7 +113,7 @@ export function footprintOf(
  */
 export function usageOf(
   clusters: readonly { name: string; load: Load; deleting: boolean }[],
-  ledger: Ledger,
+  ledger: QuotaLedger,
   self: string,
   now: Date,
 ): Load[] {
@@ -123,10 +123,10 @@ export function usageOf(
     seen.add(c.name);
     if (c.name === self || c.deleting) continue;
     const r = ledger.reservations.get(c.name);
-    out.push(r && fresh(r, now) ? larger(c.load, loadOf(r)) : c.load);
+    out.push(r && reservationFresh(r, now) ? larger(c.load, loadOf(r)) : c.load);
   }
   for (const [name, r] of ledger.reservations) {
-    if (name !== self && !seen.has(name) && fresh(r, now)) out.push(loadOf(r));
+    if (name !== self && !seen.has(name) && reservationFresh(r, now)) out.push(loadOf(r));
   }
   return out;
 }

@@ -39,7 +39,7 @@ export interface Reservation extends Footprint {
 }
 
 /** The ledger as read: its reservations by TenantCluster name, its resourceVersion, and unreadable entries. */
-export interface Ledger {
+export interface QuotaLedger {
   readonly reservations: ReadonlyMap<string, Reservation>;
   /** Absent when the ConfigMap does not exist yet (the first write creates it). */
   readonly resourceVersion?: string;
@@ -63,7 +63,7 @@ function parseReservation(text: string): Reservation | undefined {
  * Reads the ledger ConfigMap (or its absence). A ledger someone damaged loses only its unreadable entries: usage
  * is always the union of reservations and the TenantClusters that exist, so it is never taken as empty.
  */
-export function readLedger(configMap: unknown): Ledger {
+export function readQuotaLedger(configMap: unknown): QuotaLedger {
   const cm = configMap as
     | { metadata?: { resourceVersion?: string }; data?: Record<string, unknown> }
     | undefined;
@@ -79,7 +79,7 @@ export function readLedger(configMap: unknown): Ledger {
 }
 
 /** Whether a reservation made at `at` still holds at `now`. */
-export function fresh(r: Reservation, now: Date): boolean {
+export function reservationFresh(r: Reservation, now: Date): boolean {
   return now.getTime() - parseTime(r.at)!.getTime() < RESERVATION_GRACE_SECONDS * 1000;
 }
 
@@ -89,9 +89,9 @@ export function fresh(r: Reservation, now: Date): boolean {
  * dropped (so the ledger holds what is in flight, not the team), keys sorted, and the resourceVersion read kept as
  * precondition.
  */
-export function ledgerObject(
+export function quotaLedgerObject(
   namespace: string,
-  ledger: Ledger,
+  ledger: QuotaLedger,
   name: string,
   reservation: Reservation | undefined,
   now: Date,
@@ -103,7 +103,7 @@ export function ledgerObject(
   else entries.delete(name);
   for (const key of [...entries.keys()].sort()) {
     const r = entries.get(key)!;
-    if (key === name || (fresh(r, now) && !settled(key, r))) data[key] = JSON.stringify(r);
+    if (key === name || (reservationFresh(r, now) && !settled(key, r))) data[key] = JSON.stringify(r);
   }
   return {
     apiVersion: "v1",
