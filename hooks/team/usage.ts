@@ -3,12 +3,13 @@ import {
   above,
   add,
   formatQuantity,
-  parseQuantity,
+  fromCount,
   percentOf,
+  positiveLimit,
   type Quantity,
   ZERO,
 } from "../../lib/quantity/mod.ts";
-import { resolveShape } from "../../lib/shape/mod.ts";
+import { resolveTeamShape } from "../../lib/shape/mod.ts";
 import type { ObservedCluster, TeamSpec } from "../../lib/api/mod.ts";
 
 /** Above this percentage of a limit, quota status is Warning. */
@@ -32,8 +33,6 @@ interface Verdict {
   readonly text?: string;
 }
 
-const count = (n: number): Quantity => ({ nanos: BigInt(n) * 1_000_000_000n, binary: false });
-
 function percentText(used: Quantity, limit: Quantity): string {
   if (limit.nanos <= 0n) return "100%";
   const tenths = (used.nanos * 1000n) / limit.nanos;
@@ -56,13 +55,6 @@ function judge(d: Dimension): Verdict {
 
 const worst = (states: readonly QuotaStatus[]): QuotaStatus =>
   states.includes("Exceeded") ? "Exceeded" : states.includes("Warning") ? "Warning" : "OK";
-
-/** A limit is set when present and positive: 0 means no cap, as for environment limits and upstream's CPU check. */
-function limitOf(v: string | number | undefined): Quantity | undefined {
-  if (v === undefined) return undefined;
-  const p = parseQuantity(v);
-  return p.ok && p.value.nanos > 0n ? p.value : undefined;
-}
 
 /** Per-environment usage. */
 export interface EnvironmentUsage {
@@ -88,23 +80,17 @@ export interface Usage {
  */
 export function computeUsage(spec: TeamSpec, observed: readonly ObservedCluster[]): Usage {
   const clusters = observed.filter((c) => !c.metadata.deletionTimestamp);
-  const envs = new Map((spec.environments ?? []).map((e) => [e.name, e]));
   let nodes = 0;
   let cpu = ZERO;
   let memory = { ...ZERO, binary: true };
   let storage = { ...ZERO, binary: true };
   const verdicts: Verdict[] = [];
   const limits = spec.resourceLimits;
-  const perCluster = limits?.maxNodesPerCluster ? count(limits.maxNodesPerCluster) : undefined;
+  const perCluster = limits?.maxNodesPerCluster ? fromCount(limits.maxNodesPerCluster) : undefined;
   const problems: string[] = [];
   for (const c of clusters) {
     const envName = c.metadata.labels?.[LABELS.environment];
-    const r = resolveShape({
-      cluster: c.spec ?? {},
-      environment: envName ? envs.get(envName)?.clusterDefaults : undefined,
-      team: spec.clusterDefaults,
-      limits,
-    });
+    const r = resolveTeamShape(c.spec ?? {}, envName, spec);
     nodes += r.shape.workerCount.value;
     if (r.totals) {
       cpu = add(cpu, r.totals.cpu);
@@ -117,18 +103,28 @@ export function computeUsage(spec: TeamSpec, observed: readonly ObservedCluster[
       verdicts.push(
         judge({
           label: `workers of ${c.metadata.name}`,
-          used: count(r.shape.workerCount.value),
+          used: fromCount(r.shape.workerCount.value),
           limit: perCluster,
         }),
       );
     }
   }
   const dims: (Dimension & { key: string })[] = [
-    { key: "cluster", label: "clusters", used: count(clusters.length), limit: limitOf(limits?.maxClusters) },
-    { key: "node", label: "worker nodes", used: count(nodes), limit: limitOf(limits?.maxTotalNodes) },
-    { key: "cpu", label: "CPU", used: cpu, limit: limitOf(limits?.maxCPUCores) },
-    { key: "memory", label: "memory", used: memory, limit: limitOf(limits?.maxMemory) },
-    { key: "storage", label: "storage", used: storage, limit: limitOf(limits?.maxStorage) },
+    {
+      key: "cluster",
+      label: "clusters",
+      used: fromCount(clusters.length),
+      limit: positiveLimit(limits?.maxClusters),
+    },
+    {
+      key: "node",
+      label: "worker nodes",
+      used: fromCount(nodes),
+      limit: positiveLimit(limits?.maxTotalNodes),
+    },
+    { key: "cpu", label: "CPU", used: cpu, limit: positiveLimit(limits?.maxCPUCores) },
+    { key: "memory", label: "memory", used: memory, limit: positiveLimit(limits?.maxMemory) },
+    { key: "storage", label: "storage", used: storage, limit: positiveLimit(limits?.maxStorage) },
   ];
   verdicts.unshift(...dims.map(judge));
 
@@ -139,22 +135,26 @@ export function computeUsage(spec: TeamSpec, observed: readonly ObservedCluster[
       const o = ownerOf(c.metadata.annotations);
       if (o) owners.set(o, (owners.get(o) ?? 0) + 1);
     }
-    const envLimit = limitOf(e.limits?.maxClusters);
+    const envLimit = positiveLimit(e.limits?.maxClusters);
     verdicts.push(
-      judge({ label: `clusters in environment ${e.name}`, used: count(inEnv.length), limit: envLimit }),
+      judge({ label: `clusters in environment ${e.name}`, used: fromCount(inEnv.length), limit: envLimit }),
     );
-    const perMember = limitOf(e.limits?.maxClustersPerMember);
+    const perMember = positiveLimit(e.limits?.maxClustersPerMember);
     if (perMember) {
       for (const [owner, n] of [...owners].sort()) {
         verdicts.push(
-          judge({ label: `clusters of ${owner} in environment ${e.name}`, used: count(n), limit: perMember }),
+          judge({
+            label: `clusters of ${owner} in environment ${e.name}`,
+            used: fromCount(n),
+            limit: perMember,
+          }),
         );
       }
     }
     return {
       name: e.name,
       clusters: inEnv.length,
-      ...(envLimit ? { clusterUtilization: percentOf(count(inEnv.length), envLimit) } : {}),
+      ...(envLimit ? { clusterUtilization: percentOf(fromCount(inEnv.length), envLimit) } : {}),
       owners: [...owners].sort(([a], [b]) => (a < b ? -1 : 1)).map(([owner, clusters]) => ({
         owner,
         clusters,

@@ -7,8 +7,17 @@
  * @module
  */
 import { CREATOR_ANNOTATION, LABELS, OWNER_ANNOTATIONS, ownerOf } from "../../lib/butler/mod.ts";
-import { add, compare, formatQuantity, parseQuantity, type Quantity, ZERO } from "../../lib/quantity/mod.ts";
-import { resolveShape } from "../../lib/shape/mod.ts";
+import {
+  add,
+  compare,
+  formatQuantity,
+  fromCount,
+  parseQuantity,
+  positiveLimit,
+  type Quantity,
+  ZERO,
+} from "../../lib/quantity/mod.ts";
+import { type ClusterSpecInput, type ResolvedShape, resolveTeamShape } from "../../lib/shape/mod.ts";
 import { versionAllowed } from "../../lib/version/mod.ts";
 import type { ProviderConfigSpec, TeamSpec } from "../../lib/api/mod.ts";
 import { type Footprint, type QuotaLedger, reservationFresh } from "./reservations.ts";
@@ -40,13 +49,6 @@ export interface ClusterObject {
 const ENV_PATH = `metadata.labels[${LABELS.environment}]`;
 const CREATOR_PATH = `metadata.annotations[${CREATOR_ANNOTATION}]`;
 
-/** A positive limit; 0 or unset means no cap (as the Team status reads it). */
-function cap(v: string | number | undefined): Quantity | undefined {
-  if (v === undefined) return undefined;
-  const p = parseQuantity(v);
-  return p.ok && p.value.nanos > 0n ? p.value : undefined;
-}
-const count = (n: number): Quantity => ({ nanos: BigInt(n) * 1_000_000_000n, binary: false });
 const q = (text: string): Quantity => {
   const p = parseQuantity(text);
   return p.ok ? p.value : ZERO;
@@ -79,7 +81,7 @@ export function footprintText(l: Load): Footprint {
 }
 
 /** Resolved shapes by what decides them, so a team of a thousand look-alike clusters resolves a handful. */
-export type ShapeMemo = Map<string, ReturnType<typeof resolveShape>>;
+export type ShapeMemo = Map<string, ResolvedShape>;
 
 /**
  * A cluster's load under its team's defaults: the effective shape (explicit, environment, team, per-cluster
@@ -188,7 +190,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
   const memo = input.memo ?? new Map();
   const fp = footprintOf(object, team, provider?.key ?? input.oldProviderKey, memo);
   const old = oldObject ? footprintOf(oldObject, team, input.oldProviderKey, memo) : undefined;
-  const asQuantity = (v: number | Quantity) => typeof v === "number" ? count(v) : v;
+  const asQuantity = (v: number | Quantity) => typeof v === "number" ? fromCount(v) : v;
   const grows = (pick: (l: Load) => number | Quantity) =>
     create || !old || compare(asQuantity(pick(fp)), asQuantity(pick(old))) > 0;
 
@@ -274,23 +276,23 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
   }
 
   // Team limits.
-  const maxClusters = cap(limits.maxClusters);
-  if (maxClusters && create && compare(count(usage.length + 1), maxClusters) > 0) {
+  const maxClusters = positiveLimit(limits.maxClusters);
+  if (maxClusters && create && compare(fromCount(usage.length + 1), maxClusters) > 0) {
     forbid(
       "spec",
       `team "${teamName}" already has ${usage.length} cluster(s); team quota limits to ${limits.maxClusters}`,
     );
   }
-  const perCluster = cap(limits.maxNodesPerCluster);
-  if (perCluster && grows((f) => f.nodes) && compare(count(fp.nodes), perCluster) > 0) {
+  const perCluster = positiveLimit(limits.maxNodesPerCluster);
+  if (perCluster && grows((f) => f.nodes) && compare(fromCount(fp.nodes), perCluster) > 0) {
     forbid(
       "spec.workers.replicas",
       `worker replicas (${fp.nodes}) exceeds team "${teamName}" per-cluster node limit (${limits.maxNodesPerCluster})`,
     );
   }
   const totalNodes = usage.reduce((n, f) => n + f.nodes, 0) + fp.nodes;
-  const maxNodes = cap(limits.maxTotalNodes);
-  if (maxNodes && grows((f) => f.nodes) && compare(count(totalNodes), maxNodes) > 0) {
+  const maxNodes = positiveLimit(limits.maxTotalNodes);
+  if (maxNodes && grows((f) => f.nodes) && compare(fromCount(totalNodes), maxNodes) > 0) {
     forbid(
       "spec.workers.replicas",
       `total worker nodes (${totalNodes}) would exceed team "${teamName}" node quota (${limits.maxTotalNodes})`,
@@ -303,7 +305,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
       ["storage", (l: Load) => l.storage, limits.maxStorage],
     ] as const
   ) {
-    const max = cap(limit);
+    const max = positiveLimit(limit);
     const total = add(sum(usage, pick), pick(fp));
     if (max && grows(pick) && compare(total, max) > 0) {
       forbid(
@@ -376,12 +378,7 @@ function resolved(cluster: ClusterObject, team: TeamSpec | undefined, memo: Shap
     }`;
   const hit = memo.get(key);
   if (hit) return hit;
-  const r = resolveShape({
-    cluster: (cluster.spec ?? {}) as Parameters<typeof resolveShape>[0]["cluster"],
-    environment: env ? team?.environments?.find((e) => e.name === env)?.clusterDefaults : undefined,
-    team: team?.clusterDefaults,
-    limits: team?.resourceLimits,
-  });
+  const r = resolveTeamShape((cluster.spec ?? {}) as ClusterSpecInput, env, team);
   memo.set(key, r);
   return r;
 }
@@ -390,7 +387,7 @@ function resolved(cluster: ClusterObject, team: TeamSpec | undefined, memo: Shap
 export function quotaInForce(team: TeamSpec, provider: { spec: ProviderConfigSpec } | undefined): boolean {
   const l = team.resourceLimits ?? {};
   const anyCap = [l.maxClusters, l.maxTotalNodes, l.maxCPUCores, l.maxMemory, l.maxStorage].some((v) =>
-    cap(v) !== undefined
+    positiveLimit(v) !== undefined
   );
   const envCaps = (team.environments ?? []).some((e) =>
     e.limits?.maxClusters || e.limits?.maxClustersPerMember

@@ -89,6 +89,27 @@ export function multiply(q: Quantity, times: number | bigint): Quantity {
 /** Zero, decimal. */
 export const ZERO: Quantity = Object.freeze({ nanos: 0n, binary: false });
 
+/** A whole count (clusters, nodes) as a quantity, to compare with limits the same way as CPU or memory. */
+export function fromCount(n: number): Quantity {
+  return { nanos: BigInt(n) * 1_000_000_000n, binary: false };
+}
+
+/**
+ * A limit as Team and environment quotas read it: set when present and positive; 0, unset or unparseable means
+ * no cap (upstream's CPU check and the environment limits).
+ *
+ * @example
+ * ```ts
+ * positiveLimit("24"); // { nanos: 24000000000n, binary: false }
+ * positiveLimit(0);    // undefined
+ * ```
+ */
+export function positiveLimit(v: string | number | undefined): Quantity | undefined {
+  if (v === undefined) return undefined;
+  const p = parseQuantity(v);
+  return p.ok && p.value.nanos > 0n ? p.value : undefined;
+}
+
 /** -1, 0 or 1. */
 export function compare(a: Quantity, b: Quantity): number {
   return a.nanos < b.nanos ? -1 : a.nanos > b.nanos ? 1 : 0;

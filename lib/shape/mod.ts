@@ -179,3 +179,37 @@ function canonical(s: EffectiveShape, cpu?: Quantity, memory?: Quantity, disk?: 
     workerDisk: disk ? { ...s.workerDisk, value: formatQuantity(disk) } : s.workerDisk,
   };
 }
+
+/** The Team fields a cluster's shape resolves against (`Team.spec`, structurally). */
+export interface TeamDefaults {
+  readonly clusterDefaults?: ClusterDefaults | undefined;
+  readonly resourceLimits?: PerClusterDefaults | undefined;
+  readonly environments?:
+    | readonly { readonly name: string; readonly clusterDefaults?: ClusterDefaults }[]
+    | undefined;
+}
+
+/**
+ * Resolves a cluster's shape in its team: the environment named by its label (if the team defines it), the
+ * team's defaults and per-cluster limits. What the Team's usage and quota admission both count.
+ *
+ * @example
+ * ```ts
+ * resolveTeamShape({}, "dev", { environments: [{ name: "dev", clusterDefaults: { workerCount: 2 } }] })
+ *   .shape.workerCount; // { value: 2, source: "environment" }
+ * ```
+ */
+export function resolveTeamShape(
+  cluster: ClusterSpecInput,
+  environment: string | undefined,
+  team: TeamDefaults | undefined,
+): ResolvedShape {
+  return resolveShape({
+    cluster,
+    environment: environment
+      ? team?.environments?.find((e) => e.name === environment)?.clusterDefaults
+      : undefined,
+    team: team?.clusterDefaults,
+    limits: team?.resourceLimits,
+  });
+}
