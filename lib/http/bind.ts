@@ -143,6 +143,8 @@ function isStaged<T>(v: T | Staged<T>): v is Staged<T> {
   return typeof v === "object" && v !== null && STAGED in v;
 }
 
+const NO_API = "admission needs the Kubernetes API, and none is configured";
+
 /** Decisions made and written again after conflicts, before the answer is "try again". */
 export const MAX_DECISION_ATTEMPTS = 8;
 
@@ -216,7 +218,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
     const plan = binding.plan?.(request) ?? {};
     const kube = runtime.kube;
     if (Object.keys(plan).length && !kube) {
-      return jsonError(c, 503, "admission needs the Kubernetes API, and none is configured");
+      return jsonError(c, 503, NO_API);
     }
     return await decide(c, request, plan, now, binding.serialize?.(request), performance.now());
   };
@@ -245,7 +247,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
         if (!isStaged(outcome)) {
           result = outcome;
         } else if (!kube) {
-          return jsonError(c, 503, "admission needs the Kubernetes API, and none is configured");
+          return jsonError(c, 503, NO_API);
         } else {
           await kube.write(outcome.write.method, outcome.write.path, outcome.write.body);
           result = outcome.response;

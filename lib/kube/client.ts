@@ -1,8 +1,8 @@
 /**
- * A small Kubernetes API client for the parts that must read the API (admission): GET an object or a list, with
- * a request timeout, retries with backoff on 429, 5xx and network errors (reads are idempotent), and typed
- * errors. Hand-written on `fetch` rather than `@kubernetes/client-node`: under Deno that library took 638 ms to
- * import and raised the process from 33 to 139 MiB RSS (docs/performance.md), for the two calls admission needs.
+ * A small Kubernetes API client for the parts that must use the API (admission): GET an object or a list, and
+ * create or replace one object (the quota ledger, under a resourceVersion precondition), with a request timeout,
+ * retries with backoff on 429, 5xx and network errors, and typed errors. Hand-written on `fetch` rather than `@kubernetes/client-node`: under Deno that library took 638 ms to
+ * import and raised the process from 33 to 139 MiB RSS (docs/performance.md), for the few calls admission needs.
  *
  * @module
  */
@@ -65,7 +65,7 @@ export interface KubeClientOptions {
 const RETRIED = new Set([429, 500, 502, 503, 504]);
 
 /**
- * Creates a {@linkcode KubeReader} over a connection.
+ * Creates a {@linkcode KubeClient} over a connection.
  *
  * @example
  * ```ts

@@ -37,12 +37,7 @@ export function goldenRoute(kind: string, hook: string): string {
 export function fixtureReader(
   dir: string,
 ): KubeClient & { writes: { method: string; path: string; body: unknown }[] } {
-  let reads: Record<string, unknown> = {};
-  try {
-    reads = JSON.parse(Deno.readTextFileSync(`${dir}/reads.json`));
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  }
+  const reads: Record<string, unknown> = JSON.parse(readOptional(`${dir}/reads.json`) ?? "{}");
   const writes: { method: string; path: string; body: unknown }[] = [];
   const conflicts = [...(reads.conflicts as string[] | undefined) ?? []];
   return {
@@ -63,6 +58,16 @@ export function fixtureReader(
       return Promise.resolve((reads[key] as { items?: unknown[] }).items ?? []);
     },
   };
+}
+
+/** A fixture's optional file, or `undefined` when the case has none. */
+function readOptional(path: string): string | undefined {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return undefined;
+    throw err;
+  }
 }
 
 function dirs(path: string): string[] {
@@ -96,22 +101,10 @@ export async function runGoldenCase(
 ): Promise<{ status: number; body: unknown }> {
   const request = Deno.readTextFileSync(`${c.dir}/request.json`);
   const headers: Record<string, string> = { "content-type": "application/json" };
-  try {
-    headers[NOW_HEADER] = Deno.readTextFileSync(`${c.dir}/now`).trim();
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
-  }
+  const now = readOptional(`${c.dir}/now`);
+  if (now !== undefined) headers[NOW_HEADER] = now.trim();
   const res = await app.request(c.route, { method: "POST", headers, body: request });
   return { status: res.status, body: await res.json() };
-}
-
-function existsSync(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Serialises a fixture the way it is stored: two-space JSON and a final newline. */
@@ -142,17 +135,12 @@ export function registerGoldenTests(
       if (update) {
         Deno.writeTextFileSync(path, formatFixture(body));
         if (writes.length) Deno.writeTextFileSync(writesPath, formatFixture(writes));
-        else if (existsSync(writesPath)) Deno.removeSync(writesPath);
+        else if (readOptional(writesPath) !== undefined) Deno.removeSync(writesPath);
         return;
       }
       const expected = JSON.parse(Deno.readTextFileSync(path));
       assert.deepStrictEqual(body, expected);
-      let expectedWrites: unknown[] = [];
-      try {
-        expectedWrites = JSON.parse(Deno.readTextFileSync(writesPath));
-      } catch (err) {
-        if (!(err instanceof Deno.errors.NotFound)) throw err;
-      }
+      const expectedWrites = JSON.parse(readOptional(writesPath) ?? "[]");
       assert.deepStrictEqual(writes, expectedWrites, "the API writes of the case");
     });
   }

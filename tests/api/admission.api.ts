@@ -10,7 +10,15 @@ import { parse } from "yaml";
 import { desiredChildren, effectiveAccess } from "../../hooks/team/mod.ts";
 import type { TeamSpec } from "../../lib/api/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
-import { type As, ensureNamespaces, installManifests, kubectl, kubectlOk, untilRun } from "./cluster.ts";
+import {
+  applyObject,
+  type As,
+  ensureNamespaces,
+  installManifests,
+  kubectl,
+  kubectlOk,
+  untilRun,
+} from "./cluster.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
@@ -26,11 +34,7 @@ const consoleSA: As = { user: "system:serviceaccount:butler-system:test-console"
 const TEAM = "admission-payments";
 const NS = `team-${TEAM}`;
 
-const apply = (obj: unknown, as?: As) =>
-  kubectlOk(["apply", "--server-side", "--field-manager=butler-tests", "-f", "-"], {
-    stdin: JSON.stringify(obj),
-    ...(as ? { as } : {}),
-  });
+const apply = (obj: unknown, as?: As) => applyObject(obj, as ? { as } : {});
 
 /** A JSON merge patch as `as`, server-side dry run: the admission answer without changing anything. */
 const patch = (resource: string, name: string, body: unknown, as: As, namespace?: string) =>

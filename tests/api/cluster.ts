@@ -83,6 +83,14 @@ export async function kubectlOk(
   return r.stdout;
 }
 
+/** Applies one object (or a `List`) server-side as the test field manager, as the admin or impersonating `as`. */
+export function applyObject(obj: unknown, options: { as?: As; fieldManager?: string } = {}): Promise<string> {
+  return kubectlOk(
+    ["apply", "--server-side", `--field-manager=${options.fieldManager ?? "butler-tests"}`, "-f", "-"],
+    { stdin: JSON.stringify(obj), ...(options.as ? { as: options.as } : {}) },
+  );
+}
+
 /** Reads one object as JSON, or `undefined` when it does not exist. */
 export async function getObject(
   resource: string,

@@ -12,6 +12,7 @@ import { createApp } from "../../lib/http/mod.ts";
 import { createKubeClient } from "../../lib/kube/mod.ts";
 import {
   api,
+  applyObject,
   cluster,
   installManifests,
   kubectl,
@@ -28,10 +29,7 @@ const SA = "system:serviceaccount:butler-system:butler-hooks";
 const ROUNDS = 20;
 const CONTENDERS = 50;
 
-const apply = (obj: unknown) =>
-  kubectlOk(["apply", "--server-side", "--field-manager=butler-tests", "-f", "-"], {
-    stdin: JSON.stringify(obj),
-  });
+const apply = (obj: unknown) => applyObject(obj);
 
 const tenantCluster = (name: string, namespace: string, cpu = "1") => ({
   apiVersion: API,

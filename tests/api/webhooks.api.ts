@@ -12,6 +12,7 @@ import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
 import { createKubeClient, loadKubeConfig } from "../../lib/kube/mod.ts";
 import {
+  applyObject,
   cluster,
   installManifests,
   kubectl,
@@ -29,10 +30,7 @@ const NS = "team-webhooks";
 const OTHER_NS = "team-webhooks-data";
 const API = "butler.butlerlabs.dev/v1alpha1";
 
-const apply = (obj: unknown) =>
-  kubectlOk(["apply", "--server-side", "--field-manager=butler-tests", "-f", "-"], {
-    stdin: JSON.stringify(obj),
-  });
+const apply = (obj: unknown) => applyObject(obj);
 
 const harvester = (name: string, namespace: string, scope?: Obj) => ({
   apiVersion: API,

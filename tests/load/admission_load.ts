@@ -47,7 +47,7 @@ if (!Deno.env.get("BUTLER_TEST_CLUSTER")) {
   Deno.exit(run.code);
 }
 
-const { api, cluster, installManifests, kubectlOk, ROOT } = await import("../api/cluster.ts");
+const { api, applyObject, cluster, installManifests, kubectlOk, ROOT } = await import("../api/cluster.ts");
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
@@ -118,10 +118,7 @@ async function drive(
 await installManifests();
 await kubectlOk(["create", "namespace", NS]);
 await kubectlOk(["label", "namespace", NS, "butler.butlerlabs.dev/team=load"]);
-const apply = (obj: unknown) =>
-  kubectlOk(["apply", "--server-side", "--field-manager=butler-load", "-f", "-"], {
-    stdin: JSON.stringify(obj),
-  });
+const apply = (obj: unknown) => applyObject(obj, { fieldManager: "butler-load" });
 await apply({
   apiVersion: API,
   kind: "Team",
