@@ -19,7 +19,6 @@
  *
  * @module
  */
-import { parseAllDocuments } from "yaml";
 import { controlPlaneBinary, kubectlValidateBinary } from "../api/tools.ts";
 
 const args = Deno.args;
@@ -47,7 +46,9 @@ if (!Deno.env.get("BUTLER_TEST_CLUSTER")) {
   Deno.exit(run.code);
 }
 
-const { api, applyObject, cluster, installManifests, kubectlOk, ROOT } = await import("../api/cluster.ts");
+const { api, applyObject, cluster, installManifests, kubectlOk, ROOT, shippedWebhooks } = await import(
+  "../api/cluster.ts"
+);
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
@@ -292,15 +293,7 @@ await Promise.all(Array.from({ length: 20 }, dryRunCreate));
 const without = await drive(dryRunCreate);
 row("none registered", without.latencies, without.statuses);
 
-const out = await new Deno.Command("kubectl", {
-  args: ["kustomize", `${ROOT}/examples/kustomize/with-admission-webhooks`],
-}).output();
-const vwc = parseAllDocuments(new TextDecoder().decode(out.stdout)).map((d) => d.toJS() as Obj)
-  .find((d) => d.kind === "ValidatingWebhookConfiguration")!;
-const caBundle = btoa(Deno.readTextFileSync(c.caFile));
-for (const w of vwc.webhooks) w.clientConfig = { url: `${base}${w.clientConfig.service.path}`, caBundle };
-delete vwc.metadata.annotations;
-await apply(vwc);
+await apply(await shippedWebhooks(base));
 // A new webhook configuration takes effect within seconds: wait until a refusal shows it is called.
 for (const deadline = Date.now() + 30_000;;) {
   const r = await api(
