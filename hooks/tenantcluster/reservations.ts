@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { z } from "zod";
 import { parseTime } from "../../lib/time/mod.ts";
 
 /** The ledger's name in every team namespace. */
@@ -47,16 +48,27 @@ export interface QuotaLedger {
   readonly corrupt: readonly string[];
 }
 
+/** A ledger entry as read back: the ledger comes from the API and anyone with the right could have edited it. */
+const ReservationEntry = z.object({
+  env: z.string().optional(),
+  owner: z.string().optional(),
+  provider: z.string().optional(),
+  nodes: z.number().int(),
+  cpu: z.string(),
+  memory: z.string(),
+  storage: z.string(),
+  at: z.string().refine((t) => parseTime(t) !== undefined, "not an RFC 3339 time"),
+});
+
 function parseReservation(text: string): Reservation | undefined {
+  let json: unknown;
   try {
-    const r = JSON.parse(text) as Partial<Reservation>;
-    const ok = typeof r === "object" && r !== null && typeof r.at === "string" && parseTime(r.at) &&
-      Number.isInteger(r.nodes) && typeof r.cpu === "string" && typeof r.memory === "string" &&
-      typeof r.storage === "string";
-    return ok ? r as Reservation : undefined;
+    json = JSON.parse(text);
   } catch {
     return undefined;
   }
+  const r = ReservationEntry.safeParse(json);
+  return r.success ? r.data as Reservation : undefined;
 }
 
 /**
