@@ -4,9 +4,12 @@ import { createFreeList, type FreeList } from "./free_list.ts";
 import {
   formatSpan,
   intersectRanges,
+  isOffsetRanges,
   normalizeRanges,
+  type OffsetRanges,
   type Range,
   subtractRanges,
+  toRanges,
   totalSize,
 } from "./range.ts";
 
@@ -17,8 +20,11 @@ export interface PoolModel {
   readonly allocatable: readonly Range[];
   /** Never granted; only the parts inside `allocatable` reduce capacity. */
   readonly reserved: readonly Range[];
-  /** Existing grants. Sorted input is cheapest (the NetworkPool ledger is kept sorted). */
-  readonly allocations: readonly Range[];
+  /**
+   * Existing grants. Sorted input is cheapest (the NetworkPool ledger is kept sorted), and number offsets
+   * ({@linkcode OffsetRanges}, the form the ledger decodes to) cheaper than BigInt ranges.
+   */
+  readonly allocations: readonly Range[] | OffsetRanges;
 }
 
 /** Capacity figures of a pool, as upstream defines them. */
@@ -54,18 +60,19 @@ export class Allocator {
   readonly family: Family;
   readonly allocatable: readonly Range[];
   readonly #reserved: readonly Range[];
-  /** The model's grants until the first change, then a copy of them: building an allocator copies nothing. */
-  #allocations: readonly Range[];
-  #owned = false;
+  /** The model's grants, never copied: building an allocator converts nothing. */
+  #given: readonly Range[] | OffsetRanges;
+  /** Grants made since. */
+  #added: Range[] = [];
   readonly #free: FreeList;
 
   private constructor(model: PoolModel) {
     this.family = model.family;
     this.allocatable = model.allocatable;
     this.#reserved = model.reserved;
-    this.#allocations = model.allocations;
+    this.#given = model.allocations;
     this.#free = createFreeList(model.allocatable, model.reserved);
-    this.#free.rebuild(this.#allocations);
+    this.#free.rebuild(this.#given);
   }
 
   /** Builds an allocator; the free list is computed once here, in one sweep. */
@@ -79,8 +86,9 @@ export class Allocator {
   }
 
   /** Existing grants, in the order they were added. */
-  allocations(): readonly Range[] {
-    return this.#allocations;
+  allocations(): Range[] {
+    const given = this.#given;
+    return [...(isOffsetRanges(given) ? toRanges(given) : given), ...this.#added];
   }
 
   /**
@@ -95,16 +103,8 @@ export class Allocator {
     return this.#grant({ start, end: start + n - 1n });
   }
 
-  #own(): Range[] {
-    if (!this.#owned) {
-      this.#allocations = [...this.#allocations];
-      this.#owned = true;
-    }
-    return this.#allocations as Range[];
-  }
-
   #grant(r: Range): AllocationResult<Range> {
-    this.#own().push(r);
+    this.#added.push(r);
     return { ok: true, value: r };
   }
 
@@ -166,10 +166,13 @@ export class Allocator {
 
   /** Returns a grant to the pool. Returns false when no grant has exactly that range. */
   release(r: Range): boolean {
-    const i = this.#allocations.findIndex((x) => x.start === r.start && x.end === r.end);
+    const all = this.allocations();
+    const i = all.findIndex((x) => x.start === r.start && x.end === r.end);
     if (i < 0) return false;
-    this.#own().splice(i, 1);
-    this.#free.rebuild(this.#allocations);
+    all.splice(i, 1);
+    this.#given = all;
+    this.#added = [];
+    this.#free.rebuild(all);
     return true;
   }
 
@@ -184,7 +187,8 @@ export class Allocator {
       total,
       allocated: total - free,
       available: free,
-      allocationCount: this.#allocations.length,
+      allocationCount: this.#added.length +
+        (isOffsetRanges(this.#given) ? this.#given.starts.length : this.#given.length),
       largestFreeBlock: largest,
       freeBlockCount: blocks,
       fragmentationPercent: blocks <= 1 || free === 0n ? 0 : 100 - Number((largest * 100n) / free),
@@ -194,6 +198,6 @@ export class Allocator {
   /** Addresses of grants in usable space, computed independently of the free list (a cross-check for tests). */
   allocatedInUsable(): bigint {
     const usable = subtractRanges(this.allocatable, normalizeRanges(this.#reserved));
-    return totalSize(intersectRanges(normalizeRanges(this.#allocations), usable));
+    return totalSize(intersectRanges(normalizeRanges(this.allocations()), usable));
   }
 }

@@ -20,6 +20,11 @@ interface Scenario {
   reserved: { offset: number; bits: number }[];
   /** Grants the pool starts with: anywhere in the CIDR, even over reserved space, each other or a gap. */
   initial: { offset: number; len: number }[];
+  /**
+   * When set, the initial grants are given as number offsets from `base - shift` (the ledger's form) rather than
+   * as BigInt ranges, up to the largest exact offsets.
+   */
+  shift?: bigint | undefined;
   ops: Op[];
 }
 type Op = { t: "alloc"; n: number } | { t: "pin"; off: number; len: number } | { t: "release"; i: number };
@@ -54,7 +59,16 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
     maxLength: 4,
   }),
   ops: fc.array(op, { maxLength: 40 }),
-}).map(({ family, top, seed, hostBits, cutCount, cutSeeds, reserved, initial, ops }) => {
+  shift: fc.option(
+    fc.oneof(
+      fc.constant(0n),
+      fc.bigInt({ min: -5000n, max: 5000n }),
+      fc.bigInt({ min: -(2n ** 53n) + 1024n, max: 2n ** 53n - 1024n }),
+      fc.bigInt({ min: 2n ** 53n - 2048n, max: 2n ** 53n - 1024n }),
+    ),
+    { nil: undefined },
+  ),
+}).map(({ family, top, seed, hostBits, cutCount, cutSeeds, reserved, initial, ops, shift }) => {
   const size = 1 << hostBits;
   const max = maxAddress(family);
   const aligned = ((seed & max) >> BigInt(hostBits)) << BigInt(hostBits);
@@ -72,6 +86,7 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
     reserved,
     initial: initialIn,
     ops,
+    shift,
   };
 });
 
@@ -162,7 +177,13 @@ function run(s: Scenario) {
     start: s.base + BigInt(g.offset),
     end: s.base + BigInt(g.offset + g.len - 1),
   }));
-  const a = Allocator.create({ ...spec.pool, allocations: initial });
+  const ledgerBase = s.base - (s.shift ?? 0n);
+  const given = s.shift === undefined ? initial : {
+    base: ledgerBase,
+    starts: initial.map((g) => Number(g.start - ledgerBase)),
+    ends: initial.map((g) => Number(g.end - ledgerBase)),
+  };
+  const a = Allocator.create({ ...spec.pool, allocations: given });
   const naive = new Naive(spec.pool.allocatable, spec.pool.reserved);
   for (const g of initial) naive.mark(g, true);
   assert.deepEqual(a.freeBlocks(), naive.freeBlocks().map(({ start, end }) => ({ start, end })));

@@ -7,6 +7,7 @@ import {
   parseRange,
   type Range,
   readPoolSpec,
+  toRanges,
 } from "./mod.ts";
 import type { PoolSpec } from "./mod.ts";
 
@@ -373,5 +374,55 @@ Deno.test("touching allocatable ranges are one block", async (t) => {
     });
     assert.ok(s.ok);
     assert.equal(s.pool.allocatable.length, 2);
+  });
+});
+
+Deno.test("grants given as number offsets (the ledger's form)", async (t) => {
+  const spec = readPoolSpec({ cidr: "fd00:0:0:1::/112" });
+  if (!spec.ok) throw new Error("spec");
+  const poolStart = spec.pool.allocatable[0]!.start;
+  const ranges = [r("fd00:0:0:1::10-fd00:0:0:1::17"), r("fd00:0:0:1::40-fd00:0:0:1::4f")];
+  const asOffsets = (base: bigint, rs: readonly Range[]) => ({
+    base,
+    starts: rs.map((x) => Number(x.start - base)),
+    ends: rs.map((x) => Number(x.end - base)),
+  });
+  const blocksOf = (allocations: Parameters<typeof Allocator.create>[0]["allocations"]) =>
+    Allocator.create({ ...spec.pool, allocations }).freeBlocks().map((b) => formatSpan(6, b));
+  const want = blocksOf(ranges);
+
+  await t.step("from the pool's first address, or any base whose offsets are exact", () => {
+    assert.deepEqual(blocksOf(asOffsets(poolStart, ranges)), want);
+    assert.deepEqual(blocksOf(asOffsets(poolStart - 1000n, ranges)), want);
+    assert.deepEqual(blocksOf(asOffsets(poolStart + 0x40n, ranges)), want, "negative offsets");
+  });
+  await t.step("unsorted offsets are sorted first", () => {
+    assert.deepEqual(blocksOf(asOffsets(poolStart, [...ranges].reverse())), want);
+  });
+  await t.step("offsets that are not exact once moved to the pool take the BigInt path", () => {
+    // A ledger written when the pool was elsewhere: its base is 2^64 below the pool.
+    const old = [r("fd00::-fd00::7"), r("fd00::100-fd00::10f")];
+    assert.deepEqual(blocksOf(asOffsets(old[0]!.start, old)), blocksOf(old));
+    assert.deepEqual(blocksOf(asOffsets(old[0]!.start, old)), blocksOf([]));
+    // A base just under 2^53 above the pool, offsets about 2^52 to 2^53: past 2^53 from the pool's start.
+    const base = poolStart + 2n ** 53n - 1n;
+    const high = { base, starts: [2 ** 52, 2 ** 53 - 8], ends: [2 ** 52 + 7, 2 ** 53] };
+    assert.deepEqual(blocksOf(high), blocksOf(toRanges(high)));
+    assert.deepEqual(blocksOf(high), blocksOf([]));
+    // A grant from inside the pool to past 2^53 beyond it (a huge IPv6 pinned range of an old, larger spec).
+    const wide = { base: poolStart + 2n ** 52n, starts: [0x10 - 2 ** 52], ends: [2 ** 52 + 4] };
+    assert.deepEqual(blocksOf(wide), blocksOf(toRanges(wide)));
+    assert.deepEqual(blocksOf(wide), ["fd00:0:0:1::-fd00:0:0:1::f"]);
+  });
+  await t.step("allocation, capacity and release work on offsets as on ranges", () => {
+    const a = Allocator.create({ ...spec.pool, allocations: asOffsets(poolStart, ranges) });
+    const b = Allocator.create({ ...spec.pool, allocations: ranges });
+    assert.deepEqual(a.allocate(8), b.allocate(8));
+    assert.deepEqual(a.capacity(), b.capacity());
+    assert.deepEqual(a.allocations(), b.allocations());
+    assert.equal(a.release(ranges[1]!), true);
+    assert.equal(b.release(ranges[1]!), true);
+    assert.deepEqual(a.freeBlocks(), b.freeBlocks());
+    assert.equal(a.capacity().allocationCount, 2);
   });
 });

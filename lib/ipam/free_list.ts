@@ -11,7 +11,15 @@
  *
  * @module
  */
-import { normalizeRanges, type Range, rangeSize, subtractRanges } from "./range.ts";
+import {
+  isOffsetRanges,
+  normalizeRanges,
+  type OffsetRanges,
+  type Range,
+  rangeSize,
+  subtractRanges,
+  toRanges,
+} from "./range.ts";
 
 /** The free blocks of a pool: usable space (allocatable minus reserved) minus allocations. */
 export interface FreeList {
@@ -25,8 +33,11 @@ export interface FreeList {
   largest(): bigint;
   /** The free blocks as absolute ranges, in address order. */
   blocks(): Range[];
-  /** Recomputes the blocks for these allocations (cheapest when sorted by start, as the ledger is). */
-  rebuild(allocations: readonly Range[]): void;
+  /**
+   * Recomputes the blocks for these allocations (cheapest when sorted by start, as the ledger is, and given as
+   * number offsets, as the ledger decodes them).
+   */
+  rebuild(allocations: readonly Range[] | OffsetRanges): void;
   /**
    * Removes `n` addresses from the start of the best-fitting block (smallest that fits, lowest on ties) and
    * returns the first address; `undefined` when no block fits.
@@ -40,6 +51,11 @@ export interface FreeList {
 export type Representation = "offsets" | "ranges";
 
 const SMALL_SPAN = BigInt(Number.MAX_SAFE_INTEGER);
+/**
+ * 2^53: offsets are exact up to here. A shifted offset computed as exactly 2^53 may stand for 2^53 + 1, which is
+ * past every usable span either way; beyond it the offset path gives up and converts to BigInt.
+ */
+const FAR = 2 ** 53;
 
 /**
  * A free list for a pool. `allocatable` must be sorted and disjoint; `reserved` may be in any order and may
@@ -108,10 +124,11 @@ export class OffsetFreeList implements FreeList {
   /**
    * Inside `[base, base + 2^53)` an offset is the difference of the low 64 bits of the address and of the
    * base, modulo 2^64: exact, and no BigInt is allocated. Anything else (a reserved range before the pool, say)
-   * is subtracted in BigInt first.
+   * is subtracted in BigInt first and clamped to 2^53 either side, where only the side matters.
    */
   #from(v: bigint): number {
-    return v < this.#base || v > this.#limit ? Number(v - this.#base) : this.#low(v);
+    if (v >= this.#base && v <= this.#limit) return this.#low(v);
+    return v < this.#base ? Math.max(-FAR, Number(v - this.#base)) : Math.min(FAR, Number(v - this.#base));
   }
 
   /** {@linkcode OffsetFreeList.#from} for an address known to be inside the window. */
@@ -142,22 +159,44 @@ export class OffsetFreeList implements FreeList {
     return this.#starts.map((s, i) => ({ start: this.#to(s), end: this.#to(this.#ends[i]!) }));
   }
 
-  rebuild(allocations: readonly Range[]): void {
-    this.#sweep(allocations);
+  rebuild(allocations: readonly Range[] | OffsetRanges): void {
+    if (!isOffsetRanges(allocations)) return this.#sweep(allocations);
+    const shift = allocations.base - this.#base;
+    const exact = shift >= -SMALL_SPAN && shift <= SMALL_SPAN &&
+      this.#sweepSorted(allocations.starts, allocations.ends, Number(shift));
+    if (!exact) this.#sweep(toRanges(allocations));
   }
 
   /** The usable spans minus `used`; sorted input is swept once, anything else is sorted and merged first. */
   #sweep(used: readonly Range[]): void {
-    if (!this.#sweepSorted(used)) this.#sweepSorted(normalizeRanges(used));
+    if (!this.#sweepSorted(...this.#columns(used), 0)) {
+      this.#sweepSorted(...this.#columns(normalizeRanges(used)), 0);
+    }
+  }
+
+  /** Ranges as offsets from the first allocatable address, in two columns. */
+  #columns(ranges: readonly Range[]): [number[], number[]] {
+    const starts = new Array<number>(ranges.length);
+    const ends = new Array<number>(ranges.length);
+    for (let i = 0; i < ranges.length; i++) {
+      const r = ranges[i]!;
+      // Both ends in the window (the common case) is two comparisons rather than four.
+      const inside = r.start >= this.#base && r.end <= this.#limit;
+      starts[i] = inside ? this.#low(r.start) : this.#from(r.start);
+      ends[i] = inside ? this.#low(r.end) : this.#from(r.end);
+    }
+    return [starts, ends];
   }
 
   /**
-   * One pass over `used` sorted by start (possibly overlapping), converting each range as it is met; returns
-   * false as soon as it meets one out of order. No block spans two usable spans.
+   * One pass over used ranges `shift + starts[i] .. shift + ends[i]` (offsets), sorted by start and possibly
+   * overlapping; returns false as soon as it meets one out of order, or one whose shifted offsets would not be
+   * exact numbers. No block spans two usable spans.
    */
-  #sweepSorted(used: readonly Range[]): boolean {
+  #sweepSorted(usedStarts: readonly number[], usedEnds: readonly number[], shift: number): boolean {
     const { starts: us, ends: ue } = this.#usable;
-    const capacity = used.length + us.length;
+    const n = usedStarts.length;
+    const capacity = n + us.length;
     const starts = new Array<number>(capacity);
     const ends = new Array<number>(capacity);
     const sizes = new Array<number>(capacity);
@@ -168,15 +207,13 @@ export class OffsetFreeList implements FreeList {
       const end = ue[r]!;
       let cursor = us[r]!;
       // A range passed over ends before this span does, so it cannot reach the next one: j never moves back.
-      for (; j < used.length; j++) {
-        const u = used[j]!;
-        // Both ends in the window (the common case) is two comparisons rather than four.
-        const inside = u.start >= this.#base && u.end <= this.#limit;
-        const s = inside ? this.#low(u.start) : this.#from(u.start);
-        if (s < previous) return false;
+      for (; j < n; j++) {
+        const s = usedStarts[j]! + shift;
+        if (s < previous || s < -FAR) return false;
         previous = s;
         if (s > end) break;
-        const e = inside ? this.#low(u.end) : this.#from(u.end);
+        const e = usedEnds[j]! + shift;
+        if (e > FAR) return false;
         if (e < cursor) continue;
         if (s > cursor) {
           starts[k] = cursor;
@@ -192,8 +229,8 @@ export class OffsetFreeList implements FreeList {
         sizes[k++] = end - cursor + 1;
       }
     }
-    for (; j < used.length; j++) {
-      const s = this.#from(used[j]!.start);
+    for (; j < n; j++) {
+      const s = usedStarts[j]! + shift;
       if (s < previous) return false;
       previous = s;
     }
@@ -301,8 +338,9 @@ export class RangeFreeList implements FreeList {
     return [...this.#blocks];
   }
 
-  rebuild(allocations: readonly Range[]): void {
-    this.#set(subtractRanges(this.#usable, normalizeRanges(allocations)));
+  rebuild(allocations: readonly Range[] | OffsetRanges): void {
+    const ranges = isOffsetRanges(allocations) ? toRanges(allocations) : allocations;
+    this.#set(subtractRanges(this.#usable, normalizeRanges(ranges)));
   }
 
   takeBestFit(n: bigint): bigint | undefined {

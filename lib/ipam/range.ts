@@ -198,3 +198,32 @@ export function contains(outer: Range, inner: Range): boolean {
 export function overlaps(a: Range, b: Range): boolean {
   return a.start <= b.end && b.start <= a.end;
 }
+
+/**
+ * Ranges as exact number offsets from `base`, in parallel columns: `base + starts[i] .. base + ends[i]`. The
+ * NetworkPool ledger is decoded to this form so that IPv4 grants (and IPv6 grants near their ledger's base) stay
+ * plain numbers from the ledger to the allocator: no BigInt per grant. Every offset must be an integer of at most
+ * 2^53 in magnitude.
+ */
+export interface OffsetRanges {
+  readonly base: bigint;
+  readonly starts: readonly number[];
+  readonly ends: readonly number[];
+}
+
+/** Whether allocations are given as {@linkcode OffsetRanges} rather than an array of ranges. */
+export function isOffsetRanges(value: readonly Range[] | OffsetRanges): value is OffsetRanges {
+  return !Array.isArray(value);
+}
+
+/**
+ * The ranges of {@linkcode OffsetRanges} as BigInt ranges, in the same order.
+ *
+ * @example
+ * ```ts
+ * toRanges({ base: 10n, starts: [0, 8], ends: [7, 8] }); // [{ start: 10n, end: 17n }, { start: 18n, end: 18n }]
+ * ```
+ */
+export function toRanges(o: OffsetRanges): Range[] {
+  return o.starts.map((s, i) => ({ start: o.base + BigInt(s), end: o.base + BigInt(o.ends[i]!) }));
+}
