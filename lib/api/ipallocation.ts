@@ -16,9 +16,12 @@ export const IPAllocationSpec = z.looseObject({
 /** An IPAllocation's spec. */
 export type IPAllocationSpec = z.infer<typeof IPAllocationSpec>;
 
-/** An IPAllocation as the NetworkPool hook needs it: identity, age and spec. */
-export const ObservedAllocation = z.looseObject({
-  metadata: z.looseObject({
+/**
+ * An IPAllocation as the NetworkPool hook needs it: identity, age and spec, and nothing else. A pool sync reads
+ * thousands; the rest of each object (labels, managed fields, status) is neither checked nor copied.
+ */
+export const ObservedAllocation = z.object({
+  metadata: z.object({
     name: z.string(),
     namespace: z.string(),
     uid: z.string().min(1),

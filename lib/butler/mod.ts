@@ -3,7 +3,13 @@
  *
  * @module
  */
-import { missingGroups, type ObjectMap, type TypeRef, UndeliveredGroupsError } from "../contract/mod.ts";
+import {
+  missingGroups,
+  type ObjectMap,
+  type RelatedMap,
+  type TypeRef,
+  UndeliveredGroupsError,
+} from "../contract/mod.ts";
 
 /** API group of every Butler kind. */
 export const GROUP = "butler.butlerlabs.dev";
@@ -98,7 +104,7 @@ export function relatedTypes(rules: readonly { apiVersion: string; resource: str
  * ```
  */
 export function requireDelivered(
-  request: { readonly related: ObjectMap; readonly children?: ObjectMap },
+  request: { readonly related: RelatedMap; readonly children?: ObjectMap },
   rules: readonly { apiVersion: string; resource: string }[],
   childTypes: readonly TypeRef[] = [],
 ): void {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ControllerObject, KubeObject, objectKey } from "./object.ts";
-import { groupKey, ObjectMap } from "./object_map.ts";
+import { groupKey, ObjectMap, RelatedMap } from "./object_map.ts";
 
 /**
  * Objects a hook returns, each named once: Metacontroller files them in a map by group and name, so a second
@@ -28,7 +28,7 @@ export const CompositeRequest = z.looseObject({
   controller: ControllerObject,
   parent: KubeObject,
   children: ObjectMap,
-  related: ObjectMap,
+  related: RelatedMap,
   finalizing: z.boolean(),
 });
 
@@ -54,7 +54,7 @@ export const DecoratorRequest = z.looseObject({
   controller: ControllerObject,
   object: KubeObject,
   attachments: ObjectMap,
-  related: ObjectMap,
+  related: RelatedMap,
   finalizing: z.boolean(),
 });
 

@@ -1,31 +1,95 @@
 import { z } from "zod";
 import type { KubeObject } from "./object.ts";
 
-/**
- * An object inside a map: identity checked here, everything else kept as sent. Maps can hold thousands of
- * objects, and every hook reads the groups it uses through its own schema ({@linkcode readGroup}), so the
- * envelope checks only what every hook relies on.
- */
-const MapObject = z.looseObject({
+/** What every hook relies on in an object it may hand back: its identity. */
+const Identity = z.object({
   apiVersion: z.string().min(1),
   kind: z.string().min(1),
-  metadata: z.looseObject({
+  metadata: z.object({
     name: z.string().min(1),
     namespace: z.string().optional(),
     uid: z.string().optional(),
-    // Hooks hand observed objects back as desired ones (keeping what they cannot understand), so what a response
-    // must hold is checked here too: an object the API server could not have sent is refused, not echoed.
+  }),
+});
+
+/**
+ * An object a hook may hand back (an observed child or attachment kept as desired): its identity, and labels and
+ * annotations the API server could have sent, so that an object it could not have sent is refused, not echoed.
+ */
+const Echoable = Identity.extend({
+  metadata: Identity.shape.metadata.extend({
     labels: z.record(z.string(), z.string()).nullable().optional(),
     annotations: z.record(z.string(), z.string()).nullable().optional(),
   }),
-}) as unknown as z.ZodType<KubeObject>;
+});
+
+/**
+ * A map checked object by object with `entry`, and passed on as sent: no copy of its objects is built. Problems
+ * are reported at `[group][key].field`, as if the map had been parsed.
+ */
+function objectMap(entry: z.ZodType): z.ZodType<Record<string, Record<string, KubeObject> | null>> {
+  return groups((ctx, key, objects) => {
+    for (const [name, obj] of Object.entries(objects)) {
+      const checked = entry.safeParse(obj);
+      if (checked.success) continue;
+      for (const issue of checked.error.issues) {
+        ctx.addIssue({ ...issue, path: [key, name, ...issue.path] } as never);
+      }
+    }
+  }) as z.ZodType<Record<string, Record<string, KubeObject> | null>>;
+}
+
+const GROUP = z.record(z.string(), z.unknown()).nullable();
+const OBJECT = z.record(z.string(), z.unknown());
+const isObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A map whose groups are JSON objects (or null), each group then checked by `check`. */
+function groups(
+  check: (ctx: z.RefinementCtx, key: string, objects: Record<string, unknown>) => void,
+): z.ZodType<Record<string, Record<string, unknown> | null>> {
+  return z.record(z.string(), z.unknown()).superRefine((map, ctx) => {
+    for (const [key, objects] of Object.entries(map)) {
+      if (objects === null) continue;
+      if (!isObject(objects)) {
+        for (const issue of GROUP.safeParse(objects).error?.issues ?? []) {
+          ctx.addIssue({ ...issue, path: [key, ...issue.path] } as never);
+        }
+        continue;
+      }
+      check(ctx, key, objects as Record<string, unknown>);
+    }
+  }) as unknown as z.ZodType<Record<string, Record<string, unknown> | null>>;
+}
 
 /**
  * A Metacontroller object map: outer key `Kind.apiVersion`, inner key `namespace/name` (v2, namespaced) or
  * `name`. Metacontroller sends every declared group, empty ones as `{}`; an absent or `null` group was not
- * delivered and is kept distinct from an empty one ({@linkcode requireGroups}).
+ * delivered and is kept distinct from an empty one ({@linkcode requireGroups}). Children and attachments, which
+ * hooks may hand back, are checked as {@linkcode Echoable}.
  */
-export const ObjectMap = z.record(z.string(), z.record(z.string(), MapObject).nullable());
+export const ObjectMap = objectMap(Echoable);
+
+/** A related object as sent: a JSON object that hooks read through their own schema ({@linkcode readGroup}). */
+export type RelatedObject = Readonly<Record<string, unknown>>;
+
+/**
+ * A map of related objects. They are never handed back, and every hook reads what it needs of them through its
+ * own schema, so only their shape as JSON objects is checked here: a pool sync relates thousands of
+ * IPAllocations and reads the spec of a handful, and checking every one's identity cost a fifth of the call.
+ */
+export const RelatedMap: z.ZodType<Record<string, Record<string, RelatedObject> | null>> = groups(
+  (ctx, key, objects) => {
+    for (const name in objects) {
+      if (isObject(objects[name])) continue;
+      for (const issue of OBJECT.safeParse(objects[name]).error?.issues ?? []) {
+        ctx.addIssue({ ...issue, path: [key, name, ...issue.path] } as never);
+      }
+    }
+  },
+) as z.ZodType<Record<string, Record<string, RelatedObject> | null>>;
+
+/** A map of related objects as parsed by {@linkcode RelatedMap}. */
+export type RelatedMap = z.infer<typeof RelatedMap>;
 
 /** An object map as parsed by {@linkcode ObjectMap}. */
 export type ObjectMap = z.infer<typeof ObjectMap>;
@@ -86,7 +150,7 @@ export class UndeliveredGroupsError extends Error {
  * ```
  */
 export function missingGroups(
-  map: ObjectMap,
+  map: ObjectMap | RelatedMap,
   field: MapField,
   types: readonly TypeRef[],
 ): { path: string; message: string }[] {
@@ -97,26 +161,26 @@ export function missingGroups(
 }
 
 /** Throws {@linkcode UndeliveredGroupsError} when {@linkcode missingGroups} finds any. */
-export function requireGroups(map: ObjectMap, field: MapField, types: readonly TypeRef[]): void {
+export function requireGroups(map: ObjectMap | RelatedMap, field: MapField, types: readonly TypeRef[]): void {
   const problems = missingGroups(map, field, types);
   if (problems.length) throw new UndeliveredGroupsError(problems);
 }
 
 /** One object of a group that did or did not match the schema the hook expects for that type. */
-export type GroupEntry<T> =
-  | { readonly key: string; readonly ok: true; readonly value: T; readonly raw: KubeObject }
-  | { readonly key: string; readonly ok: false; readonly error: string; readonly raw: KubeObject };
+export type GroupEntry<T, O = KubeObject> =
+  | { readonly key: string; readonly ok: true; readonly value: T; readonly raw: O }
+  | { readonly key: string; readonly ok: false; readonly error: string; readonly raw: O };
 
 /**
  * Reads one typed group from an object map, sorted by key so that hooks are deterministic. Objects that do not
  * match `schema` are returned as failed entries with the first problem's path, never dropped, so a hook can
  * keep them instead of deleting what it does not understand.
  */
-export function readGroup<S extends z.ZodType>(
-  map: ObjectMap,
+export function readGroup<S extends z.ZodType, O = KubeObject>(
+  map: Readonly<Record<string, Readonly<Record<string, O>> | null>>,
   type: TypeRef,
   schema: S,
-): GroupEntry<z.infer<S>>[] {
+): GroupEntry<z.infer<S>, O>[] {
   const group = map[groupKey(type)] ?? {};
   return Object.keys(group).sort().map((key) => {
     const raw = group[key]!;

@@ -99,3 +99,38 @@ Deno.test("logged kind, namespace and name are capped", async () => {
   assert.ok(line.length < 1000, `log line of ${line.length} characters`);
   assert.match(line, /n…\(\+99747\)/);
 });
+
+Deno.test("related objects are checked as JSON objects only, and a malformed one never breaks a hook", async (t) => {
+  const cases = [
+    { route: "/hooks/networkpool/sync", file: "networkpool/sync/released-grant-dropped" },
+    { route: "/hooks/ipallocation/sync", file: "ipallocation/sync/allocated" },
+    { route: "/hooks/tenantcluster/sync", file: "tenantcluster/sync/elastic-growth-3-pending-1-in-flight" },
+    { route: "/hooks/providerconfig/sync", file: "providerconfig/sync/aws-us-east" },
+    { route: "/hooks/team/sync", file: "team/sync/platform-team" },
+  ];
+  for (const c of cases) {
+    await t.step(c.file, async () => {
+      const text = await Deno.readTextFile(`${fixtures}/${c.file}/request.json`);
+      const groups = Object.keys(JSON.parse(text).related);
+      assert.ok(groups.length, "the fixture relates something");
+      for (const group of groups) {
+        for (const bad of ["an object", 7, null, ["x"]]) {
+          const request = JSON.parse(text);
+          request.related[group]["team-x/bad"] = bad;
+          const res = await post(c.route, JSON.stringify(request));
+          assert.equal(res.status, 400, `${group}: ${JSON.stringify(bad)}`);
+          assert.equal(
+            JSON.parse(res.text).problems[0].path,
+            `related[${JSON.stringify(group)}]["team-x/bad"]`,
+          );
+        }
+        for (const odd of [{}, { metadata: 7 }, { metadata: { uid: 7, name: [] }, spec: "x", status: "y" }]) {
+          const request = JSON.parse(text);
+          request.related[group]["team-x/odd"] = odd;
+          const res = await post(c.route, JSON.stringify(request));
+          assert.equal(res.status, 200, `${group}: ${JSON.stringify(odd)}: ${res.text.slice(0, 300)}`);
+        }
+      }
+    });
+  }
+});
