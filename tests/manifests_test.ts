@@ -132,7 +132,7 @@ Deno.test("CRDs", async (t) => {
   const expected: Record<string, { shortNames: string[]; columns: string[]; scope: string }> = {
     networkpools: {
       shortNames: ["np"],
-      columns: ["CIDR", "Total", "Allocated", "Available", "Fragmentation", "Ready", "Age"],
+      columns: ["CIDR", "Total", "Allocated", "Available", "Grants", "Fragmentation", "Ready", "Age"],
       scope: "Namespaced",
     },
     ipallocations: {

@@ -17,7 +17,7 @@ import {
   rangeSize,
 } from "../../lib/ipam/mod.ts";
 import { formatTime } from "../../lib/time/mod.ts";
-import { decodeGrant } from "../networkpool/ledger.ts";
+import { findGrant } from "../../lib/pool_ledger/mod.ts";
 import { IPAllocationSpec } from "../../lib/api/mod.ts";
 
 /** The four lifecycle phases of an IPAllocation. */
@@ -70,12 +70,11 @@ function project(request: DecoratorRequest): Projection {
   if (!pool) {
     return notReady("Pending", "PoolNotFound", `NetworkPool ${poolName} not found`);
   }
-  const status = (pool.status ?? {}) as {
-    grants?: Record<string, unknown>;
+  const status = (typeof pool.status === "object" && pool.status !== null ? pool.status : {}) as {
     failures?: Record<string, unknown>;
   };
   const uid = obj.metadata.uid ?? "";
-  const grant = decodeGrant(status.grants?.[uid]);
+  const grant = findGrant(status, uid);
   if (grant) {
     const { family, range } = grant;
     const cidr = formatRange(family, range);

@@ -1,13 +1,13 @@
 import { butlerPath, keyedItems } from "../../lib/butler/mod.ts";
 import type { AdmissionDecision, AdmissionReviewRequest } from "../../lib/contract/mod.ts";
 import type { ReadPlan, Reads } from "../../lib/http/mod.ts";
+import { ledgerHolders } from "../../lib/pool_ledger/mod.ts";
 import { poolDeletionBlockedMessage } from "./sync.ts";
 
-/** The grant keys (IPAllocation UIDs) of the stored pool a delete would remove. */
+/** The IPAllocation UIDs holding grants in the stored pool a delete would remove. */
 function grantedUids(review: AdmissionReviewRequest): string[] {
   if (review.request.operation !== "DELETE") return [];
-  const grants = (review.request.oldObject?.status as { grants?: unknown } | undefined)?.grants;
-  return grants && typeof grants === "object" && !Array.isArray(grants) ? Object.keys(grants) : [];
+  return ledgerHolders(review.request.oldObject?.status as Record<string, unknown> | null | undefined);
 }
 
 /** A delete of a pool with grants reads the IPAllocations, to name the holders. */
@@ -16,8 +16,8 @@ export function networkPoolAdmissionReads(review: AdmissionReviewRequest): ReadP
 }
 
 /**
- * NetworkPool admission: a delete is refused while the pool's ledger (`status.grants` of the stored object,
- * keyed by IPAllocation UID) holds grants, naming the allocations (their UID when no longer listed), with the
+ * NetworkPool admission: a delete is refused while the pool's ledger (`status.ledger` of the stored object, or
+ * `status.grants` of one not yet migrated) holds grants, naming the allocations (their UID when no longer listed), with the
  * message its finalizer reports. The finalizer stays as the second line of defence.
  */
 export function admitNetworkPool(

@@ -3,7 +3,6 @@
  *
  * @module
  */
-export * from "./ledger.ts";
 export * from "./sync.ts";
 export * from "./routes.ts";
 export * from "./admission.ts";

@@ -19,28 +19,33 @@ import {
   type CustomizeResponse,
   type DecoratorRequest,
   type DecoratorResponse,
+  describeIssue,
   formatPath,
-  readGroup,
+  groupKey,
+  type RelatedObject,
 } from "../../lib/contract/mod.ts";
 import type { HookContext } from "../../lib/hook/mod.ts";
 import {
+  type Address,
   Allocator,
   type Capacity,
   type Family,
+  familyName,
   type PoolModel,
+  type Range,
   readPoolSpec,
   type SpecProblem,
 } from "../../lib/ipam/mod.ts";
-import { formatTime } from "../../lib/time/mod.ts";
 import {
-  type Grant,
-  LEDGER_FULL_MESSAGE,
-  MAX_FAILURE_MESSAGE,
-  MAX_FAILURES,
   MAX_GRANTS,
+  MAX_LEDGER_BYTES,
+  type PoolLedger,
   readLedger,
-  writeLedger,
-} from "./ledger.ts";
+  recordBound,
+  type StoredLedger,
+  tokenUid,
+  uidToken,
+} from "../../lib/pool_ledger/mod.ts";
 import {
   DEFAULT_LB_POOL_PER_TENANT,
   DEFAULT_NODES_PER_TENANT,
@@ -59,6 +64,26 @@ export const CAPACITY_THRESHOLDS = [
 /** Seconds until failed allocations are tried again even if nothing else changes (upstream's pool interval). */
 export const RETRY_SECONDS = 60;
 
+/** The most failures recorded in status (each message at most {@linkcode MAX_FAILURE_MESSAGE} characters). */
+export const MAX_FAILURES = 256;
+/** Longest failure message recorded. */
+export const MAX_FAILURE_MESSAGE = 256;
+
+/** Why an allocation is refused once the ledger holds {@linkcode MAX_GRANTS} grants. */
+export const LEDGER_FULL_MESSAGE =
+  `pool ledger is full: a NetworkPool records at most ${MAX_GRANTS} grants; add another pool to the ProviderConfig`;
+
+/** Why an allocation is refused when its record could take the ledger past {@linkcode MAX_LEDGER_BYTES}. */
+export const LEDGER_BYTES_FULL_MESSAGE =
+  `pool ledger is full: its grants would take more than ${MAX_LEDGER_BYTES} bytes of the pool's status; add another pool to the ProviderConfig`;
+
+/** Why an allocation waits when the pool's spec changed family while grants of the other family remain. */
+export function familyChangedMessage(pool: string, held: Family, spec: Family): string {
+  return `NetworkPool ${pool} holds ${familyName(held)} grants but its spec is now ${
+    familyName(spec)
+  }; no new grants until they are released`;
+}
+
 /**
  * The NetworkPool customize hook: the IPAllocations labelled for this pool, in every namespace.
  */
@@ -73,41 +98,69 @@ export function customizeNetworkPool(request: CustomizeRequest): CustomizeRespon
 }
 
 interface Observed {
-  /** UIDs of every related IPAllocation, understood or not: their grants are kept. */
-  readonly present: ReadonlySet<string>;
-  /** Valid allocations that reference this pool. */
-  readonly allocations: readonly ObservedAllocation[];
-  /** Allocations whose spec could not be read, with why. */
+  /** For each grant of the ledger, whether its IPAllocation still exists (understood or not): kept if so. */
+  readonly held: Uint8Array;
+  /** Valid allocations of this pool without a grant, with their UID's ledger token. */
+  readonly pending: { readonly allocation: ObservedAllocation; readonly token: string }[];
+  /** Allocations without a grant whose spec could not be read, with why, by key. */
   readonly invalid: readonly { uid: string; message: string }[];
-  /** `namespace/name` by UID, for messages. */
-  readonly names: ReadonlyMap<string, string>;
 }
 
-function observe(request: DecoratorRequest): Observed {
+/**
+ * The related IPAllocations against the ledger. Only those without a grant are read through their schema:
+ * with thousands related and a handful new, the others need nothing but their UID, which the envelope checked.
+ */
+function observe(request: DecoratorRequest, ledger: PoolLedger): Observed {
   const pool = request.object.metadata;
-  const present = new Set<string>();
-  const names = new Map<string, string>();
-  const allocations: ObservedAllocation[] = [];
-  const invalid: { uid: string; message: string }[] = [];
-  for (const entry of readGroup(request.related, KINDS.IPAllocation, ObservedAllocation)) {
-    const uid = entry.raw.metadata.uid;
+  const group = request.related[groupKey(KINDS.IPAllocation)] ?? {};
+  const held = new Uint8Array(ledger.size);
+  const pending: { allocation: ObservedAllocation; token: string }[] = [];
+  const invalid: { key: string; uid: string; message: string }[] = [];
+  for (const key of Object.keys(group)) {
+    const uid = uidOf(group[key]!);
     if (!uid) continue;
-    present.add(uid);
-    names.set(uid, entry.key);
-    if (!entry.ok) {
-      invalid.push({ uid, message: `invalid IPAllocation ${entry.key}: ${entry.error}` });
+    const token = uidToken(uid);
+    const i = ledger.indexOf(token);
+    if (i >= 0) {
+      held[i] = 1;
       continue;
     }
-    const ref = entry.value.spec.poolRef;
-    if (ref.name === pool.name && (ref.namespace ?? SYSTEM_NAMESPACE) === (pool.namespace ?? "")) {
-      allocations.push(entry.value);
+    const parsed = ObservedAllocation.safeParse(group[key]);
+    if (!parsed.success) {
+      invalid.push({ key, uid, message: `invalid IPAllocation ${key}: ${describeIssue(parsed.error)}` });
+      continue;
     }
+    const { metadata, spec } = parsed.data;
+    const ref = spec.poolRef;
+    const ours = ref.name === pool.name && (ref.namespace ?? SYSTEM_NAMESPACE) === (pool.namespace ?? "");
+    if (ours && !metadata.deletionTimestamp) pending.push({ allocation: parsed.data, token });
   }
-  return { present, allocations, invalid, names };
+  invalid.sort((a, b) => (a.key < b.key ? -1 : 1));
+  return { held, pending, invalid };
+}
+
+/** The UID of a related object, when it has one. */
+function uidOf(obj: RelatedObject): string | undefined {
+  const uid = (obj.metadata as { uid?: unknown } | null | undefined)?.uid;
+  return typeof uid === "string" && uid ? uid : undefined;
+}
+
+/** `namespace/name` of the IPAllocations holding `tokens`, for messages; the UID when it is not related. */
+function holderNames(request: DecoratorRequest, tokens: readonly string[]): string[] {
+  const group = request.related[groupKey(KINDS.IPAllocation)] ?? {};
+  const names = new Map<string, string>();
+  for (const [key, obj] of Object.entries(group)) {
+    const uid = uidOf(obj);
+    if (uid) names.set(uidToken(uid), key);
+  }
+  return tokens.map((t) => names.get(t) ?? tokenUid(t) ?? t).sort();
 }
 
 /** FIFO: creationTimestamp, then namespace/name. */
-function fifo(a: ObservedAllocation, b: ObservedAllocation): number {
+function fifo(
+  { allocation: a }: { allocation: ObservedAllocation },
+  { allocation: b }: { allocation: ObservedAllocation },
+): number {
   const ta = a.metadata.creationTimestamp ?? "";
   const tb = b.metadata.creationTimestamp ?? "";
   if (ta !== tb) return ta < tb ? -1 : 1;
@@ -196,6 +249,8 @@ function problemText(problems: readonly SpecProblem[]): string {
 function specProblems(spec: unknown): {
   spec?: NetworkPoolSpec;
   model?: Omit<PoolModel, "allocations">;
+  /** The pool's first address: where the offsets of a new ledger count from. */
+  first?: Address;
   problems: SpecProblem[];
 } {
   const parsed = NetworkPoolSpec.safeParse(spec);
@@ -208,10 +263,17 @@ function specProblems(spec: unknown): {
     };
   }
   const read = readPoolSpec(parsed.data);
-  return read.ok ? { spec: parsed.data, model: read.pool, problems: [] } : {
-    spec: parsed.data,
-    problems: read.problems.map((p) => ({ path: `spec.${p.path}`, message: p.message })),
-  };
+  return read.ok
+    ? {
+      spec: parsed.data,
+      model: read.pool,
+      first: { family: read.cidr.family, value: read.cidr.start },
+      problems: [],
+    }
+    : {
+      spec: parsed.data,
+      problems: read.problems.map((p) => ({ path: `spec.${p.path}`, message: p.message })),
+    };
 }
 
 /** Why a NetworkPool may not go yet: its finalizer's condition and the admission denial say the same. */
@@ -243,10 +305,10 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
   >;
   const previous = PreviousConditions.parse(prevStatus.conditions);
   const poolName = `${pool.metadata.namespace ?? ""}/${pool.metadata.name}`;
-  const observed = observe(request);
+  const { spec, model, first, problems } = specProblems(pool.spec);
 
-  const ledger = readLedger(prevStatus.grants);
-  if (!ledger.ok) {
+  const read = readLedger(prevStatus, first);
+  if (!read.ok) {
     // Never guess at what is allocated: keep the status as it is, grant nothing, say why.
     const conds = conditions(
       [
@@ -254,8 +316,8 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
           type: "Ready",
           status: "False",
           reason: "LedgerUnreadable",
-          message: `status.grants has entries that cannot be read (${
-            listNames(ledger.unreadable)
+          message: `${read.field} has entries that cannot be read (${
+            listNames(read.unreadable)
           }); no new grants until they are fixed or removed`,
         },
         ...carriedCapacityConditions(previous, prevStatus.conditions, "LedgerUnreadable"),
@@ -271,61 +333,84 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
     };
   }
 
-  const grants: Grant[] = ledger.grants.filter((g) => observed.present.has(g.uid));
-  const granted = new Set(grants.map((g) => g.uid));
-  const pending = observed.allocations
-    .filter((a) => !granted.has(a.metadata.uid) && !a.metadata.deletionTimestamp)
-    .sort(fifo);
+  const observed = observe(request, read.ledger);
+  const ledger = read.ledger.retain((i) => observed.held[i] === 1);
+  const pending = observed.pending.sort(fifo);
   const failures: [string, string][] = observed.invalid.map((i) => [i.uid, i.message]);
   const refuse = (uid: string, message: string) => failures.push([uid, message]);
-
-  const { spec, model, problems } = specProblems(pool.spec);
+  const added: { range: Range; token: string }[] = [];
+  let stored: StoredLedger;
   let figures: Partial<Figures>;
   let capacity: ConditionInput[];
   let ready: ConditionInput;
 
-  if (problems.length || !spec || !model) {
-    for (const a of pending) refuse(a.metadata.uid, `NetworkPool ${poolName} has an invalid spec`);
-    figures = { ...previousFigures(prevStatus), allocationCount: grants.length };
+  if (problems.length || !spec || !model || !first) {
+    for (const { allocation } of pending) {
+      refuse(allocation.metadata.uid, `NetworkPool ${poolName} has an invalid spec`);
+    }
+    stored = ledger.toStatus();
+    figures = { ...previousFigures(prevStatus), allocationCount: ledger.size };
     capacity = carriedCapacityConditions(previous, prevStatus.conditions, "InvalidSpec");
     ready = { type: "Ready", status: "False", reason: "InvalidSpec", message: problemText(problems) };
   } else {
     const family: Family = model.family;
-    const allocator = Allocator.create({
-      ...model,
-      allocations: grants.filter((g) => g.family === family).map((g) => g.range),
-    });
-    const grantedAt = formatTime(context.now);
-    for (const a of pending) {
+    // A pool whose spec changed family keeps the other family's grants until they go, and grants nothing new.
+    const held = ledger.size && ledger.family !== family ? ledger.family : undefined;
+    const allocator = Allocator.create({ ...model, allocations: held ? [] : ledger.ranges() });
+    const base = held || ledger.base === undefined ? first.value : ledger.base;
+    const last = model.allocatable[model.allocatable.length - 1]!.end;
+    let bytes: number | undefined;
+    for (const { allocation: a, token } of pending) {
       const uid = a.metadata.uid;
       if (request.finalizing) {
         refuse(uid, `NetworkPool ${poolName} is being deleted`);
         continue;
       }
-      if (grants.length >= MAX_GRANTS) {
+      if (held) {
+        refuse(uid, familyChangedMessage(poolName, held, family));
+        continue;
+      }
+      if (ledger.size + added.length >= MAX_GRANTS) {
         refuse(uid, LEDGER_FULL_MESSAGE);
         continue;
       }
       const pin = a.spec.pinnedRange;
-      const result = pin
-        ? allocator.pin(pin.startAddress, pin.endAddress)
-        : allocator.allocate(requestedCount(a.spec, spec));
-      if (result.ok) grants.push({ uid, family, range: result.value, grantedAt });
-      else refuse(uid, result.error.message);
+      const count = pin ? undefined : requestedCount(a.spec, spec);
+      const bound = recordBound(
+        base,
+        last,
+        count === undefined ? undefined : BigInt(count),
+        context.now,
+        token,
+      );
+      bytes ??= ledger.bytes();
+      if (bytes + bound > MAX_LEDGER_BYTES) {
+        refuse(uid, LEDGER_BYTES_FULL_MESSAGE);
+        continue;
+      }
+      const result = pin ? allocator.pin(pin.startAddress, pin.endAddress) : allocator.allocate(count!);
+      if (!result.ok) {
+        refuse(uid, result.error.message);
+        continue;
+      }
+      added.push({ range: result.value, token });
+      bytes += bound;
     }
+    stored = ledger.withGrants(added, context.now, family);
     const c = allocator.capacity();
-    figures = figuresOf(c, grants.length);
+    const grants = ledger.size + added.length;
+    figures = figuresOf(c, grants);
     capacity = capacityConditions(c);
     ready = {
       type: "Ready",
       status: "True",
       reason: "Ready",
-      message: `${c.available}/${c.total} IPs available (${grants.length} allocations)`,
+      message: `${c.available}/${c.total} IPs available (${grants} allocations)`,
     };
   }
 
-  if (request.finalizing && grants.length) {
-    const blocking = grants.map((g) => observed.names.get(g.uid) ?? g.uid).sort();
+  if (request.finalizing && ledger.size) {
+    const blocking = holderNames(request, ledger.tokens);
     ready = {
       type: "Ready",
       status: "False",
@@ -339,13 +424,13 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
     observedGeneration: generation,
     ...figures,
     conditions: conditions([ready, ...capacity], previous, context.now, generation),
-    grants: writeLedger(grants),
+    ledger: stored,
     failures: Object.fromEntries(recorded),
   };
   return {
     status,
     attachments: [],
     ...(failures.length && !request.finalizing ? { resyncAfterSeconds: RETRY_SECONDS } : {}),
-    ...(request.finalizing ? { finalized: grants.length === 0 } : {}),
+    ...(request.finalizing ? { finalized: ledger.size === 0 } : {}),
   };
 }

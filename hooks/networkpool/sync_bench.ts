@@ -1,29 +1,57 @@
 /**
- * `npx -y deno@2.9.6 bench hooks/networkpool/sync_bench.ts`
+ * `npx -y deno@2.9.6 bench --allow-read hooks/networkpool/sync_bench.ts`
  *
- * A NetworkPool sync through the HTTP route (JSON parse, envelope validation, hook, strict response check,
- * JSON serialisation): a /12 whose ledger holds 5,000 grants, with 5,000 IPAllocations related, 10 of them new.
+ * A NetworkPool sync through the HTTP route (JSON parse, envelope validation, hook, strict response check, JSON
+ * serialisation): a /12 whose ledger holds 5,000 or 20,000 grants, with as many IPAllocations related and 10 of
+ * them new. Beside each, in the same run, the floor: a bare `JSON.parse` of the same request and
+ * `JSON.stringify` of the same response. The 5,000-grant pool is also synced once as version 0.1 wrote it
+ * (`status.grants`), which is what the first sync after an upgrade costs.
  */
 import { HOOK_ROUTES } from "../mod.ts";
 import { createTestApp } from "../../lib/testing/mod.ts";
 import { poolSyncBody } from "./bench_data.ts";
 
-const GRANTS = 5000;
 const NEW = 10;
-const body = poolSyncBody(GRANTS, NEW);
 const { app } = createTestApp(HOOK_ROUTES);
 
+async function sync(body: string): Promise<string> {
+  const res = await app.request("/hooks/networkpool/sync", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`status ${res.status}: ${text.slice(0, 200)}`);
+  return text;
+}
+
+for (const grants of [5000, 20000]) {
+  const body = poolSyncBody(grants, NEW);
+  const response = JSON.parse(await sync(body));
+  const group = `${grants} grants`;
+  const size = `${(body.length / 1e6).toFixed(1)} MB request`;
+  Deno.bench(
+    `JSON.parse + JSON.stringify only: ${grants} grants (${size})`,
+    { group, baseline: true },
+    () => {
+      JSON.parse(body);
+      JSON.stringify(response);
+    },
+  );
+  Deno.bench(
+    `NetworkPool sync over HTTP: /12, ${grants} grants, ${NEW} new (${size})`,
+    { group },
+    async () => {
+      await sync(body);
+    },
+  );
+}
+
+const v1 = poolSyncBody(5000, NEW, "v1");
 Deno.bench(
-  `NetworkPool sync over HTTP: /12, ${GRANTS} grants, ${NEW} new (${
-    (body.length / 1e6).toFixed(1)
-  } MB request)`,
+  "NetworkPool sync over HTTP, first format (status.grants) migrated: 5000 grants",
+  { group: "upgrade" },
   async () => {
-    const res = await app.request("/hooks/networkpool/sync", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body,
-    });
-    if (res.status !== 200) throw new Error(`status ${res.status}`);
-    await res.arrayBuffer();
+    await sync(v1);
   },
 );

@@ -96,8 +96,8 @@ Deno.test("every fixture status survives a status subresource write", async (t) 
 const COLUMNS: { fixture: string; header: string[]; row: RegExp }[] = [
   {
     fixture: "networkpool/sync/lab-pool-first-grants",
-    header: ["NAME", "CIDR", "TOTAL", "ALLOCATED", "AVAILABLE", "FRAGMENTATION", "READY", "AGE"],
-    row: /^lab-pool\s+10\.40\.0\.0\/21\s+1791\s+\d+\s+\d+\s+\d+\s+True\s+\S+$/,
+    header: ["NAME", "CIDR", "TOTAL", "ALLOCATED", "AVAILABLE", "GRANTS", "FRAGMENTATION", "READY", "AGE"],
+    row: /^lab-pool\s+10\.40\.0\.0\/21\s+1791\s+\d+\s+\d+\s+3\s+\d+\s+True\s+\S+$/,
   },
   {
     fixture: "ipallocation/sync/allocated",

@@ -11,6 +11,7 @@ import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
 import { createKubeClient, loadKubeConfig } from "../../lib/kube/mod.ts";
+import { encodeRecord, uidToken } from "../../lib/pool_ledger/mod.ts";
 import {
   applyObject,
   cluster,
@@ -157,12 +158,42 @@ Deno.test("admission webhooks on a real API server", async (t) => {
         "--subresource=status",
         "--type=merge",
         "-p",
-        JSON.stringify({ status: { grants: { [uid]: "10.40.1.0+2@2026-11-01T00:00:00Z" } } }),
+        JSON.stringify({
+          status: {
+            ledger: {
+              version: 2,
+              base: "10.40.0.0",
+              grants: [
+                encodeRecord(0x0a280000n, { start: 0x0a280100n, end: 0x0a280101n }, "0", uidToken(uid)),
+              ],
+            },
+          },
+        }),
       ]);
       refused(
         await deletePool(),
         "cannot delete NetworkPool: 1 allocation(s) still hold addresses: team-webhooks/c1-lb",
       );
+      // A pool not yet migrated from version 0.1 holds its grants in status.grants: refused alike.
+      const patchStatus = (status: unknown) =>
+        kubectlOk([
+          "patch",
+          "networkpool",
+          "wh-pool",
+          "-n",
+          "butler-system",
+          "--subresource=status",
+          "--type=merge",
+          "-p",
+          JSON.stringify({ status }),
+        ]);
+      await patchStatus({ ledger: null, grants: { [uid]: "10.40.1.0+2@2026-11-01T00:00:00Z" } });
+      refused(
+        await deletePool(),
+        "cannot delete NetworkPool: 1 allocation(s) still hold addresses: team-webhooks/c1-lb",
+      );
+      await patchStatus({ grants: null, ledger: { version: 2, base: "10.40.0.0", grants: [] } });
+      allowed(await deletePool());
     });
     await t.step(
       "with the service down: Ignore lets deletes through to the finalizers, Fail holds",

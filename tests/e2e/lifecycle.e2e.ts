@@ -169,7 +169,8 @@ Deno.test("TenantCluster with static IPAM: allocations, ledger, MetalLB, and rel
       const o = await getObject("networkpool", "lab-pool", "butler-system") as Obj | undefined;
       return o?.status?.allocationCount === 2 ? o : undefined;
     });
-    assert.equal(Object.keys(pool.status.grants).length, 2);
+    assert.equal(pool.status.ledger.grants.length, 2);
+    assert.equal(pool.status.grants, undefined);
     assert.equal(pool.status.allocatedIPs, 13);
     assert.ok(conditionTrue(pool, "Ready"));
   });
@@ -195,7 +196,7 @@ Deno.test("TenantCluster with static IPAM: allocations, ledger, MetalLB, and rel
       const o = await getObject("networkpool", "lab-pool", "butler-system") as Obj | undefined;
       return o?.status?.allocationCount === 0 ? o : undefined;
     });
-    assert.deepEqual(pool.status.grants ?? {}, {});
+    assert.deepEqual(pool.status.ledger.grants, []);
   });
   await t.step("the pool, provider and Team can then be deleted", async () => {
     for (

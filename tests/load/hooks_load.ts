@@ -1,5 +1,5 @@
 /**
- * `npx -y deno@2.9.6 task load [--workers=N] [--queue=N] [--v8-flags=...] [--scenarios=burst,team,throughput]`
+ * `npx -y deno@2.9.6 task load [--workers=N] [--queue=N] [--v8-flags=...] [--body-limit=BYTES] [--scenarios=burst,team,throughput,sizes]`
  *
  * Runs the real service (`main.ts` in a child process) under the load docs/performance.md records, and prints one
  * table per scenario:
@@ -8,7 +8,10 @@
  *   probed every 25 ms throughout and the child's resident memory sampled: every answer must be 200 or 429;
  * - team: Team syncs with 1,000 TenantClusters related, 8 clients in parallel, 20 requests each (429s retried
  *   after `Retry-After`), latency percentiles;
- * - throughput: 4 clients sending large pool syncs back to back for 10 s: answers per second.
+ * - throughput: 4 clients sending large pool syncs back to back for 10 s: answers per second;
+ * - sizes (not run by default): one client syncing pools of 5,000 and 20,000 grants whose IPAllocations are what
+ *   Metacontroller really sends (about 3.2 KB each: 16 MB and 64 MB requests), 5 times each, latency and resident
+ *   memory. Run it with `--body-limit=` above 64 MiB, or the 20,000-grant pool is refused (413).
  *
  * Not part of the test suite: timings belong in recorded figures, never in assertions.
  */
@@ -24,11 +27,19 @@ const workers = flag("workers", "2");
 const queue = flag("queue", "4");
 const v8 = flag("v8-flags", "");
 const scenarios = new Set(flag("scenarios", "burst,team,throughput").split(","));
+const bodyLimit = flag("body-limit", "16777216");
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const child = new Deno.Command(Deno.execPath(), {
   args: ["run", "--allow-net", "--allow-env", "--allow-read", ...(v8 ? [`--v8-flags=${v8}`] : []), MAIN],
-  env: { HOST: "127.0.0.1", PORT: "0", HOOK_WORKERS: workers, HOOK_QUEUE_LIMIT: queue, NO_COLOR: "1" },
+  env: {
+    HOST: "127.0.0.1",
+    PORT: "0",
+    HOOK_WORKERS: workers,
+    HOOK_QUEUE_LIMIT: queue,
+    BODY_LIMIT_BYTES: bodyLimit,
+    NO_COLOR: "1",
+  },
   stdout: "piped",
   stderr: "inherit",
 }).spawn();
@@ -180,6 +191,28 @@ if (scenarios.has("throughput")) {
   console.log(`| answered 200 per second | ${(ok / 10).toFixed(1)} |`);
   console.log(`| 429 answers | ${busy} |`);
   console.log(`| high-water mark over the whole run | ${rssMiB("VmHWM")} MiB |`);
+}
+
+// sizes
+if (scenarios.has("sizes")) {
+  console.log(
+    `\nsizes: pools whose IPAllocations are as Metacontroller sends them, one client, 5 syncs each`,
+  );
+  console.log("| grants | request | answers | p50 / max | high-water mark |");
+  console.log("|---|---|---|---|---|");
+  for (const grants of [5000, 20000]) {
+    const body = poolSyncBody(grants, 10, "v2", "as-sent");
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await post("/hooks/networkpool/sync", body));
+    const statuses: Record<number, number> = {};
+    for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+    const times = answers.map((a) => a.ms);
+    console.log(
+      `| ${grants} | ${(body.length / 1e6).toFixed(1)} MB | ${JSON.stringify(statuses)} | ${
+        ms(percentile(times, 50))
+      } / ${ms(Math.max(...times))} | ${rssMiB("VmHWM")} MiB |`,
+    );
+  }
 }
 
 child.kill("SIGTERM");

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { readLedger } from "../../hooks/networkpool/mod.ts";
+import { readLedger } from "../../lib/pool_ledger/mod.ts";
 import { overlaps, parseCidr, type Range } from "../../lib/ipam/mod.ts";
 import { syncPool } from "./sync_pool.ts";
 
@@ -72,9 +72,9 @@ function allocation(uid: string, seq: number, count: number, pin?: number) {
 }
 
 function ledgerOf(status: unknown): Map<string, Range> {
-  const read = readLedger((status as { grants?: unknown } | undefined)?.grants);
+  const read = readLedger((status ?? {}) as Record<string, unknown>);
   assert.ok(read.ok);
-  return new Map(read.grants.map((g) => [g.uid, g.range]));
+  return new Map(read.ledger.decode().map((g) => [g.uid, g.range]));
 }
 
 function simulate(events: Event[], fenced = true): void {

@@ -94,7 +94,7 @@ Deno.test("static IPAM: creation to Allocated, MetalLB projection, and back to d
   assert.deepEqual(c.list("ConfigMap"), []);
   await c.syncPool(...POOL);
   assert.equal(pool(c).status.allocationCount, 0);
-  assert.deepEqual(pool(c).status.grants, {});
+  assert.deepEqual(pool(c).status.ledger.grants, []);
 
   // The pool can go now that it holds nothing.
   c.delete(pool(c));
