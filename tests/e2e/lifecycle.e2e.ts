@@ -2,7 +2,7 @@
  * Whole lifecycles with real Metacontroller calling the real hook service on a real API server: a Team gets its
  * namespace and RBAC; a static-IPAM TenantCluster gets IPAllocations from the pool's ledger and its MetalLB
  * ConfigMap; deleting it releases every address and removes every finalizer; deleting the Team removes its
- * namespace.
+ * namespace; a NetworkPool stored by version 0.1 (`status.grants`) is migrated without a grant moving.
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
@@ -224,4 +224,103 @@ Deno.test("TenantCluster with static IPAM: allocations, ledger, MetalLB, and rel
     }
   });
   await kubectl(["delete", "secret", "harvester-kubeconfig", "-n", "butler-system", "--ignore-not-found"]);
+});
+
+Deno.test("a pool stored by version 0.1 (status.grants) is migrated by the controller without a grant moving", async (t) => {
+  const ns = "team-migrate";
+  await kubectl(["create", "namespace", ns]);
+  // An invalid spec (a reserved range outside the CIDR) makes the hook grant nothing while the old ledger is written.
+  const pool = {
+    apiVersion: "butler.butlerlabs.dev/v1alpha1",
+    kind: "NetworkPool",
+    metadata: { name: "mig-pool", namespace: "butler-system" },
+    spec: { cidr: "10.77.0.0/24", reserved: [{ cidr: "10.99.0.0/28" }] },
+  };
+  await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(pool) });
+  const names = ["a", "b", "c"];
+  for (const name of names) {
+    await kubectlOk(["apply", "--server-side", "-f", "-"], {
+      stdin: JSON.stringify({
+        apiVersion: "butler.butlerlabs.dev/v1alpha1",
+        kind: "IPAllocation",
+        metadata: { name, namespace: ns },
+        spec: { poolRef: { name: "mig-pool", namespace: "butler-system" }, type: "loadbalancer", count: 4 },
+      }),
+    });
+  }
+  // Ranges best-fit would never choose, so that a re-allocation could not pass for the old grants.
+  const old: Record<string, string> = { a: "10.77.0.40", b: "10.77.0.16", c: "10.77.0.200" };
+  const uids: Record<string, string> = {};
+  for (const name of names) {
+    uids[name] =
+      JSON.parse(await kubectlOk(["get", "ipallocation", name, "-n", ns, "-o", "json"])).metadata.uid;
+  }
+  // The pool sees its allocations once their hook has labelled them: all three refused for the invalid spec.
+  await eventually("the pool sees the three allocations", async () => {
+    const o = await getObject("networkpool", "mig-pool", "butler-system") as Obj | undefined;
+    return Object.keys(o?.status?.failures ?? {}).length === 3 ? o : undefined;
+  });
+  await t.step("the old ledger is read and rewritten as status.ledger, the spec still invalid", async () => {
+    const grants = Object.fromEntries(names.map((n) => [uids[n], `${old[n]}+4@2026-11-01T00:00:00Z`]));
+    await kubectlOk([
+      "patch",
+      "networkpool",
+      "mig-pool",
+      "-n",
+      "butler-system",
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({ status: { ledger: null, grants } }),
+    ]);
+    // The pool controller ignores status-only changes (its own writes); an annotation makes it sync now, as an
+    // upgrade's first sync would.
+    await kubectlOk(["annotate", "networkpool", "mig-pool", "-n", "butler-system", "e2e/touch=1"]);
+    const migrated = await eventually("status.ledger with 3 grants", async () => {
+      const o = await getObject("networkpool", "mig-pool", "butler-system") as Obj | undefined;
+      return o?.status?.ledger?.grants?.length === 3 && !o.status.grants ? o : undefined;
+    });
+    assert.equal(migrated.status.conditions.find((c: Obj) => c.type === "Ready").reason, "InvalidSpec");
+  });
+  await t.step(
+    "with the spec fixed, each IPAllocation holds exactly its old range since its old time",
+    async () => {
+      await kubectlOk([
+        "patch",
+        "networkpool",
+        "mig-pool",
+        "-n",
+        "butler-system",
+        "--type=json",
+        "-p",
+        '[{"op":"remove","path":"/spec/reserved"}]',
+      ]);
+      for (const name of names) {
+        const a = await eventually(`${name} Allocated`, async () => {
+          const o = await getObject("ipallocation", name, ns) as Obj | undefined;
+          return o?.status?.phase === "Allocated" ? o : undefined;
+        });
+        assert.equal(a.status.startAddress, old[name]);
+        assert.equal(a.status.allocatedCount, 4);
+        assert.equal(a.status.allocatedAt, "2026-11-01T00:00:00Z");
+      }
+      const pool = await getObject("networkpool", "mig-pool", "butler-system") as Obj;
+      assert.equal(pool.status.allocationCount, 3);
+      assert.ok(conditionTrue(pool, "Ready"));
+    },
+  );
+  await t.step("cleanup: allocations released, pool and namespace gone", async () => {
+    await kubectlOk(["delete", "ipallocations", "--all", "-n", ns, "--wait=false"]);
+    await eventually("allocations gone", async () => {
+      const left = await kubectlOk(["get", "ipallocations", "-n", ns, "-o", "name"]);
+      return left.trim() ? undefined : true;
+    }, 120);
+    await kubectlOk(["delete", "networkpool", "mig-pool", "-n", "butler-system", "--wait=false"]);
+    await eventually(
+      "pool gone",
+      async () => (await getObject("networkpool", "mig-pool", "butler-system")) ? undefined : true,
+      120,
+    );
+    await kubectl(["delete", "namespace", ns, "--wait=false"]);
+  });
 });
