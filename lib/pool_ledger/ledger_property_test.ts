@@ -13,16 +13,9 @@ import {
   toRanges,
 } from "../ipam/mod.ts";
 import { formatTime } from "../time/mod.ts";
-import {
-  type DecodedGrant,
-  decodeRecord,
-  decodeRecords,
-  encodeRecord,
-  PoolLedger,
-  readLedger,
-} from "./ledger.ts";
+import { decodeRecord, decodeRecords, encodeRecord, PoolLedger, readLedger } from "./ledger.ts";
 import { uidToken } from "./uid.ts";
-import { type Grant, readLedgerV1, writeLedgerV1 } from "./v1.ts";
+import { type Grant, readLedgerV1, sortGrants, writeLedgerV1 } from "./v1.ts";
 
 const MIN_SECONDS = -62167219200;
 const MAX_SECONDS = 253402300799;
@@ -73,17 +66,6 @@ function grantsOf(p: Pool): fc.Arbitrary<Grant[]> {
   );
 }
 
-const byStartThenUid = (a: DecodedGrant, b: DecodedGrant) =>
-  a.range.start < b.range.start
-    ? -1
-    : a.range.start > b.range.start
-    ? 1
-    : a.uid < b.uid
-    ? -1
-    : a.uid > b.uid
-    ? 1
-    : 0;
-
 Deno.test("the fast codec and the first one agree on every ledger both can read", async (t) => {
   await t.step(
     "ledgers the first version wrote: migrated, the same grants; written again, the same again",
@@ -94,12 +76,12 @@ Deno.test("the fast codec and the first one agree on every ledger both can read"
           const old = readLedgerV1(v1);
           const migrated = readLedger({ grants: v1 }, { family: p.family, value: p.base });
           assert.ok(old.ok && migrated.ok);
-          const want = [...old.grants].sort(byStartThenUid);
-          assert.deepEqual(migrated.ledger.decode().sort(byStartThenUid), want);
+          const want = sortGrants(old.grants);
+          assert.deepEqual(sortGrants(migrated.ledger.decode()), want);
           const stored = migrated.ledger.toStatus();
           const again = readLedger({ ledger: JSON.parse(JSON.stringify(stored)) });
           assert.ok(again.ok);
-          assert.deepEqual(again.ledger.decode().sort(byStartThenUid), want);
+          assert.deepEqual(sortGrants(again.ledger.decode()), want);
           assert.deepEqual(again.ledger.toStatus(), stored, "read and written back: the same records");
         }),
         { numRuns: 300 },
@@ -131,8 +113,8 @@ Deno.test("the fast codec and the first one agree on every ledger both can read"
           const migrated = readLedger({ grants: v1 });
           if (!migrated.ok) return;
           assert.ok(old.ok, "never reads what the first codec refuses");
-          const got = migrated.ledger.decode().sort(byStartThenUid);
-          const want = [...old.grants].sort(byStartThenUid);
+          const got = sortGrants(migrated.ledger.decode());
+          const want = sortGrants(old.grants);
           assert.deepEqual(got.map(({ grantedAt: _, ...g }) => g), want.map(({ grantedAt: _, ...g }) => g));
           // The first codec kept times as written; the ledger keeps whole seconds in UTC.
           got.forEach((g, i) => {
@@ -203,10 +185,8 @@ Deno.test("what the ledger writes it reads back: kept grants unchanged, new ones
         );
         const back = readLedger({ ledger: stored });
         assert.ok(back.ok);
-        const want = [...kept, ...fresh.map((g) => ({ ...g, grantedAt: formatTime(at) }))].sort(
-          byStartThenUid,
-        );
-        assert.deepEqual(back.ledger.decode().sort(byStartThenUid), want);
+        const want = sortGrants([...kept, ...fresh.map((g) => ({ ...g, grantedAt: formatTime(at) }))]);
+        assert.deepEqual(sortGrants(back.ledger.decode()), want);
         for (const r of records) assert.ok(stored.grants.includes(r), "kept records are written as read");
       },
     ),

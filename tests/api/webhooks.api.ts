@@ -149,32 +149,6 @@ Deno.test("admission webhooks on a real API server", async (t) => {
       const deletePool = () =>
         kubectl(["delete", "networkpool", "wh-pool", "-n", "butler-system", "--dry-run=server"]);
       allowed(await deletePool());
-      await kubectlOk([
-        "patch",
-        "networkpool",
-        "wh-pool",
-        "-n",
-        "butler-system",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        JSON.stringify({
-          status: {
-            ledger: {
-              version: 2,
-              base: "10.40.0.0",
-              grants: [
-                encodeRecord(0x0a280000n, { start: 0x0a280100n, end: 0x0a280101n }, "0", uidToken(uid)),
-              ],
-            },
-          },
-        }),
-      ]);
-      refused(
-        await deletePool(),
-        "cannot delete NetworkPool: 1 allocation(s) still hold addresses: team-webhooks/c1-lb",
-      );
-      // A pool not yet migrated from version 0.1 holds its grants in status.grants: refused alike.
       const patchStatus = (status: unknown) =>
         kubectlOk([
           "patch",
@@ -187,11 +161,17 @@ Deno.test("admission webhooks on a real API server", async (t) => {
           "-p",
           JSON.stringify({ status }),
         ]);
+      const refusedForHolder = async () =>
+        refused(
+          await deletePool(),
+          "cannot delete NetworkPool: 1 allocation(s) still hold addresses: team-webhooks/c1-lb",
+        );
+      const record = encodeRecord(0x0a280000n, { start: 0x0a280100n, end: 0x0a280101n }, "0", uidToken(uid));
+      await patchStatus({ ledger: { version: 2, base: "10.40.0.0", grants: [record] } });
+      await refusedForHolder();
+      // A pool not yet migrated from version 0.1 holds its grants in status.grants: refused alike.
       await patchStatus({ ledger: null, grants: { [uid]: "10.40.1.0+2@2026-11-01T00:00:00Z" } });
-      refused(
-        await deletePool(),
-        "cannot delete NetworkPool: 1 allocation(s) still hold addresses: team-webhooks/c1-lb",
-      );
+      await refusedForHolder();
       await patchStatus({ grants: null, ledger: { version: 2, base: "10.40.0.0", grants: [] } });
       allowed(await deletePool());
     });
