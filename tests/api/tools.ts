@@ -1,7 +1,7 @@
 /**
  * The Go tools of the real API server tier, built from Go modules once and cached: the test control plane
- * (`tests/apiserver`, kube-apiserver + etcd + the namespace and garbage collector controllers in one binary) and
- * `kubectl-validate`. The cache key of the control plane is a hash of its sources, so a change rebuilds it.
+ * (`tests/apiserver`, kube-apiserver + etcd + the namespace and garbage collector controllers in one binary),
+ * `kubectl-validate`, and the Argo CD health script runner (`tests/luahealth`, gopher-lua). The cache key of the control plane is a hash of its sources, so a change rebuilds it.
  *
  * @module
  */
@@ -52,6 +52,20 @@ export async function controlPlaneBinary(): Promise<string> {
   if (!exists(bin)) {
     console.log(`building the test control plane (Kubernetes ${KUBERNETES_VERSION}) into ${bin}`);
     await go(["build", "-trimpath", "-o", bin, "."], `${root}/tests/apiserver`);
+  }
+  return bin;
+}
+
+/**
+ * Builds (or finds in the cache) `tests/luahealth`, which runs an Argo CD health script in gopher-lua the way Argo
+ * CD does, and returns its path.
+ */
+export async function luaHealthBinary(): Promise<string> {
+  const key = await sha256(["tests/luahealth/go.mod", "tests/luahealth/go.sum", "tests/luahealth/main.go"]);
+  const bin = `${cacheDir()}/butler-luahealth-${key}`;
+  if (!exists(bin)) {
+    console.log(`building the Argo CD health script runner into ${bin}`);
+    await go(["build", "-trimpath", "-o", bin, "."], `${root}/tests/luahealth`);
   }
   return bin;
 }
