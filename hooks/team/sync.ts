@@ -102,6 +102,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
     return {
       status: {
         phase: "Terminating",
+        observedGeneration: team.metadata.generation,
         namespace: ns,
         conditions: conditions(
           [{
@@ -114,6 +115,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
           }],
           previous,
           context.now,
+          team.metadata.generation,
         ),
       },
       children: [],
@@ -136,6 +138,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
     return {
       status: {
         phase: "Failed",
+        observedGeneration: team.metadata.generation,
         namespace: ns,
         ...(usage ?? {}),
         conditions: conditions(
@@ -147,6 +150,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
           }],
           previous,
           context.now,
+          team.metadata.generation,
         ),
       },
       children: keepObserved(request.children, ALL_CHILD_TYPES),
@@ -213,6 +217,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
   return {
     status: {
       phase: ready ? "Ready" : "Pending",
+      observedGeneration: team.metadata.generation,
       namespace: ns,
       clusterCount: usage.clusterCount,
       memberCount: users,
@@ -222,7 +227,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
       quotaMessage: usage.quotaMessage,
       environments: usage.environments,
       access: accessTable(subjects),
-      conditions: conditions(inputs, previous, context.now),
+      conditions: conditions(inputs, previous, context.now, team.metadata.generation),
     },
     children,
   };

@@ -186,6 +186,7 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
       status: {
         ...prevStatus,
         phase: "Deleting",
+        observedGeneration: tc.metadata.generation,
         conditions: conditions(
           [{
             type: "Ready",
@@ -197,6 +198,7 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
           }],
           previous,
           now,
+          tc.metadata.generation,
         ),
       },
       children: [],
@@ -362,12 +364,13 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
   return {
     status: {
       phase,
+      observedGeneration: tc.metadata.generation,
       effective: {
         ...resolved.shape,
         ...(pcRef ? { providerConfigRef: { value: pcRef, source: chosen!.source } } : {}),
       },
       ...ipamStatus,
-      conditions: conditions([...inputConditions, readyCondition], previous, now),
+      conditions: conditions([...inputConditions, readyCondition], previous, now, tc.metadata.generation),
     },
     children,
     resyncAfterSeconds: resyncAfter(stateInterval(ready, created, now), dueAt, now),
