@@ -54,6 +54,25 @@ Deno.test("kubectl-validate: the base with the admission-webhooks component", as
   assert.deepEqual(failures(results), []);
 });
 
+Deno.test("kubectl-validate: the base sized for large pools", async () => {
+  const rendered = await new Deno.Command("kubectl", {
+    args: ["kustomize", `${ROOT}/examples/kustomize/large-pools`],
+  }).output();
+  assert.ok(rendered.success, new TextDecoder().decode(rendered.stderr));
+  const docs = parseAllDocuments(new TextDecoder().decode(rendered.stdout)).map((d) => d.toJS());
+  const hooks = docs.find((d) => d.kind === "Deployment")!.spec.template.spec.containers[0];
+  assert.deepEqual(hooks.env.find((e: { name: string }) => e.name === "BODY_LIMIT_BYTES"), {
+    name: "BODY_LIMIT_BYTES",
+    value: "83886080",
+  });
+  assert.equal(hooks.resources.limits.memory, "1Gi");
+  const dir = await Deno.makeTempDir();
+  await Deno.writeFile(`${dir}/large-pools.yaml`, rendered.stdout);
+  const results = await validate([`${dir}/large-pools.yaml`]);
+  assert.equal([...results.values()].flat().length, docs.length, "every rendered document is validated");
+  assert.deepEqual(failures(results), []);
+});
+
 Deno.test("kubectl-validate: every example is valid", async () => {
   const files = yamlFiles(`${ROOT}/examples`).filter((f) => !f.includes("/examples/invalid/"));
   assert.ok(files.length >= 25, `${files.length} example files`);
