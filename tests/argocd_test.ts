@@ -1,11 +1,13 @@
 /**
  * The Argo CD health checks ship in two forms that must say the same: one script per kind in Argo CD's
- * `resource_customizations` layout (with its tests), and the argocd-cm keys users merge. Every kind of ours has one.
+ * `resource_customizations` layout (with its tests), and the argocd-cm keys users merge. Both are generated from
+ * `manifests/argocd/health/` (`deno task argocd:health`). Every kind of ours has one.
  * (The scripts themselves run in gopher-lua in the API tier: tests/api/argocd_health.api.ts.)
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { loadKustomization } from "../lib/testing/mod.ts";
+import { renderHealthChecks } from "../tools/argocd_health.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const DIR = `${ROOT}manifests/argocd/resource_customizations/butler.butlerlabs.dev`;
@@ -37,5 +39,14 @@ Deno.test("Argo CD health checks: one per kind, the same script in both forms, e
       const obj = parse(Deno.readTextFileSync(`${DIR}/${kind}/${c.inputPath}`)) as { kind: string };
       assert.equal(obj.kind, kind, c.inputPath);
     }
+  }
+});
+
+Deno.test("the Argo CD health checks are generated from manifests/argocd/health (deno task argocd:health)", () => {
+  const root = ROOT.replace(/\/$/, "");
+  const generated = renderHealthChecks(root);
+  assert.ok(Object.keys(generated).length >= 7);
+  for (const [path, content] of Object.entries(generated)) {
+    assert.equal(Deno.readTextFileSync(`${root}/${path}`), content, `${path} is not current`);
   }
 });
