@@ -33,7 +33,7 @@ import {
 } from "../ipam/mod.ts";
 import { formatTime, parseTime } from "../time/mod.ts";
 import { isToken, tokenHash, tokenUid, uidToken, UUID_MARK } from "./uid.ts";
-import { readLedgerV1 } from "./v1.ts";
+import { decodeGrantV1, readLedgerV1 } from "./v1.ts";
 
 /** The version of `status.ledger` this module writes. */
 export const LEDGER_VERSION = 2;
@@ -149,6 +149,7 @@ class Scan {
 const OK = 0;
 const UNREADABLE = 1;
 const TOO_LARGE = 2;
+const UNSORTED = 3;
 
 /**
  * Scans one record by character code into `out`: {@linkcode OK}, {@linkcode UNREADABLE}, or
@@ -214,7 +215,7 @@ export interface LedgerProblem {
 
 /** The outcome of {@linkcode readLedger}. */
 export type LedgerRead =
-  | { readonly ok: true; readonly ledger: PoolLedger; readonly migrated: boolean }
+  | { readonly ok: true; readonly ledger: PoolLedger }
   | ({ readonly ok: false } & LedgerProblem);
 
 /**
@@ -308,10 +309,10 @@ export class PoolLedger {
     const kept: number[] = [];
     for (let i = 0; i < this.records.length; i++) if (keep(i)) kept.push(i);
     if (kept.length === this.records.length) return this;
-    const pick = <T>(xs: readonly T[]) => kept.map((i) => xs[i]!);
+    const pick = <T>(xs: ArrayLike<T>) => kept.map((i) => xs[i]!);
     const r = this.#ranges;
     const ranges = isOffsetRanges(r) ? { base: r.base, starts: pick(r.starts), ends: pick(r.ends) } : pick(r);
-    return new PoolLedger(this.#address(), pick(this.records), pick(Array.from(this.#tokenAt)), ranges);
+    return new PoolLedger(this.#address(), pick(this.records), pick(this.#tokenAt), ranges);
   }
 
   #address(): Address | undefined {
@@ -412,8 +413,8 @@ export function decodeRecord(family: Family, base: bigint, record: string): Deco
 }
 
 /**
- * Scans every record into the columns, noting the unreadable ones: {@linkcode OK} when they are in order,
- * {@linkcode UNREADABLE} when not (or when some cannot be read), {@linkcode TOO_LARGE} when one needs BigInt. A
+ * Scans every record into the columns and lists the unreadable ones in `unreadable`: {@linkcode OK} when the
+ * records are in order, {@linkcode UNSORTED} when not, {@linkcode TOO_LARGE} as soon as one needs BigInt. A
  * function of its own so that V8 optimises the loop as a whole rather than on stack replacement.
  */
 function scanAll(
@@ -441,7 +442,7 @@ function scanAll(
     hashes[i] = scan.hash;
     if (i > 0 && scan.start < starts[i - 1]!) sorted = false;
   }
-  return sorted ? OK : UNREADABLE;
+  return sorted ? OK : UNSORTED;
 }
 
 /**
@@ -607,20 +608,20 @@ export function readLedger(status: Readonly<Record<string, unknown>>, preferredB
   const address = typeof base === "string" ? parseAddress(base) : undefined;
   if (base !== undefined && !address) return problem("(base is not an address)");
   if (!grants.length) {
-    return { ok: true, ledger: PoolLedger.empty(preferredBase ?? address), migrated: false };
+    return { ok: true, ledger: PoolLedger.empty(preferredBase ?? address) };
   }
   if (!address) return problem("(grants without a base)");
   const read = decodeRecords(address, grants);
   if ("unreadable" in read) {
     return { ok: false, field: "status.ledger", unreadable: read.unreadable.map((i) => `grants[${i}]`) };
   }
-  return { ok: true, ledger: read, migrated: false };
+  return { ok: true, ledger: read };
 }
 
 function migrate(v1: unknown, preferredBase: Address | undefined): LedgerRead {
   const old = readLedgerV1(v1);
   if (!old.ok) return { ok: false, field: "status.grants", unreadable: old.unreadable };
-  if (!old.grants.length) return { ok: true, ledger: PoolLedger.empty(preferredBase), migrated: v1 != null };
+  if (!old.grants.length) return { ok: true, ledger: PoolLedger.empty(preferredBase) };
   const family = old.grants[0]!.family;
   const other = old.grants.filter((g) => g.family !== family);
   if (other.length) {
@@ -641,7 +642,7 @@ function migrate(v1: unknown, preferredBase: Address | undefined): LedgerRead {
   if ("unreadable" in read) {
     return { ok: false, field: "status.grants", unreadable: read.unreadable.map((i) => old.grants[i]!.uid) };
   }
-  return { ok: true, ledger: read, migrated: true };
+  return { ok: true, ledger: read };
 }
 
 /**
@@ -665,8 +666,8 @@ export function findGrant(status: Readonly<Record<string, unknown>>, uid: string
   }
   const grants = status.grants as Record<string, unknown> | null | undefined;
   const value = grants && typeof grants === "object" && Object.hasOwn(grants, uid) ? grants[uid] : undefined;
-  const g = readLedgerV1({ [uid]: value });
-  return g.ok ? g.grants[0] : undefined;
+  const g = decodeGrantV1(value);
+  return g && { uid, ...g };
 }
 
 /**
