@@ -173,3 +173,20 @@ export function poolSyncBody(
     finalizing: false,
   });
 }
+
+/** What {@linkcode postPoolSync} posts to: an app's `request()` (Hono's, in the benchmarks and load runs). */
+export interface RequestTarget {
+  request(path: string, init: RequestInit): Response | Promise<Response>;
+}
+
+/** Posts a pool sync body to the NetworkPool sync route and returns the answer's text; any other status throws. */
+export async function postPoolSync(app: RequestTarget, body: string): Promise<string> {
+  const res = await app.request("/hooks/networkpool/sync", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`status ${res.status}: ${text.slice(0, 200)}`);
+  return text;
+}

@@ -9,21 +9,12 @@
  */
 import { HOOK_ROUTES } from "../mod.ts";
 import { createTestApp } from "../../lib/testing/mod.ts";
-import { poolSyncBody } from "./bench_data.ts";
+import { poolSyncBody, postPoolSync } from "./bench_data.ts";
 
 const NEW = 10;
 const { app } = createTestApp(HOOK_ROUTES);
 
-async function sync(body: string): Promise<string> {
-  const res = await app.request("/hooks/networkpool/sync", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body,
-  });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`status ${res.status}: ${text.slice(0, 200)}`);
-  return text;
-}
+const sync = (body: string) => postPoolSync(app, body);
 
 for (const grants of [5000, 20000]) {
   const body = poolSyncBody(grants, NEW);

@@ -5,10 +5,6 @@
  * format is migrated by the hook without a grant moving. Object sizes are printed for docs/performance.md.
  */
 import assert from "node:assert/strict";
-import { syncNetworkPool } from "../../hooks/networkpool/mod.ts";
-import { KINDS } from "../../lib/butler/mod.ts";
-import { DecoratorRequest } from "../../lib/contract/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { formatAddress } from "../../lib/ipam/mod.ts";
 import {
   encodeGrantV1,
@@ -16,9 +12,10 @@ import {
   MAX_GRANTS,
   MAX_LEDGER_BYTES,
   readLedger,
-  timeToken,
   uidToken,
 } from "../../lib/pool_ledger/mod.ts";
+import { syncPool as sync } from "../networkpool/sync_pool.ts";
+import { SCATTERED_BASE, scatteredIPv6Record, worstIPv4Records } from "../networkpool/worst_ledgers.ts";
 import { api, ensureNamespaces, installManifests, kubectlOk } from "./cluster.ts";
 
 const NS = "butler-system";
@@ -72,18 +69,6 @@ function allocations(n: number, count = 8) {
   }));
 }
 
-/** The hook's answer for `pool` (as stored) with `related` IPAllocations. */
-function sync(pool: Pool, related: Record<string, unknown>) {
-  const request = DecoratorRequest.parse({
-    controller: {},
-    object: { ...KINDS.NetworkPool, ...pool },
-    attachments: {},
-    related: { "IPAllocation.butler.butlerlabs.dev/v1alpha1": related },
-    finalizing: false,
-  });
-  return syncNetworkPool(request, { now: NOW, config: DEFAULT_HOOK_CONFIG });
-}
-
 Deno.test("the pool ledger at 20,000 grants on a real API server", async (t) => {
   await installManifests();
   await ensureNamespaces([NS]);
@@ -119,28 +104,12 @@ Deno.test("the pool ledger at 20,000 grants on a real API server", async (t) => 
 
   await t.step("the largest IPv4 ledger and a full scattered IPv6 one stay well under 1.5 MiB", async () => {
     const failures = Object.fromEntries(Array.from({ length: 256 }, (_, i) => [uuid(i), "x".repeat(256)]));
-    // IPv4: a /0 with grants spread evenly (8-digit offsets), as large as 20,000 can be, each at its own time.
-    const step = 2 ** 32 / MAX_GRANTS;
-    const v4 = Array.from({ length: MAX_GRANTS }, (_, i) => {
-      const start = BigInt(Math.floor(i * step));
-      return encodeRecord(
-        0n,
-        { start, end: start + BigInt(Math.floor(step / 2)) },
-        timeToken(new Date(Date.UTC(2040, 0, 1) + i * 1000)),
-        uidToken(uuid(i)),
-      );
-    });
+    const v4 = worstIPv4Records(uuid);
     // IPv6: a /64 with pinned grants 2^44 apart of 2^40 addresses, filled to the byte cap.
-    const base6 = 0xfd000000000000010000000000000000n;
+    const base6 = SCATTERED_BASE;
     const v6: string[] = [];
     for (let i = 0, bytes = 2;; i++) {
-      const start = base6 + BigInt(i) * 2n ** 44n;
-      const r = encodeRecord(
-        base6,
-        { start, end: start + 2n ** 40n - 1n },
-        timeToken(NOW),
-        uidToken(uuid(i)),
-      );
+      const r = scatteredIPv6Record(i, NOW, uuid);
       if (bytes + r.length + 3 > MAX_LEDGER_BYTES) break;
       bytes += r.length + 3;
       v6.push(r);

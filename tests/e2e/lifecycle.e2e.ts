@@ -237,6 +237,8 @@ Deno.test("a pool stored by version 0.1 (status.grants) is migrated by the contr
     spec: { cidr: "10.77.0.0/24", reserved: [{ cidr: "10.99.0.0/28" }] },
   };
   await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(pool) });
+  const POOL = ["networkpool", "mig-pool", "-n", "butler-system"];
+  const getPool = () => getObject("networkpool", "mig-pool", "butler-system") as Promise<Obj | undefined>;
   const names = ["a", "b", "c"];
   for (const name of names) {
     await kubectlOk(["apply", "--server-side", "-f", "-"], {
@@ -257,17 +259,14 @@ Deno.test("a pool stored by version 0.1 (status.grants) is migrated by the contr
   }
   // The pool sees its allocations once their hook has labelled them: all three refused for the invalid spec.
   await eventually("the pool sees the three allocations", async () => {
-    const o = await getObject("networkpool", "mig-pool", "butler-system") as Obj | undefined;
+    const o = await getPool();
     return Object.keys(o?.status?.failures ?? {}).length === 3 ? o : undefined;
   });
   await t.step("the old ledger is read and rewritten as status.ledger, the spec still invalid", async () => {
     const grants = Object.fromEntries(names.map((n) => [uids[n], `${old[n]}+4@2026-11-01T00:00:00Z`]));
     await kubectlOk([
       "patch",
-      "networkpool",
-      "mig-pool",
-      "-n",
-      "butler-system",
+      ...POOL,
       "--subresource=status",
       "--type=merge",
       "-p",
@@ -275,9 +274,9 @@ Deno.test("a pool stored by version 0.1 (status.grants) is migrated by the contr
     ]);
     // The pool controller ignores status-only changes (its own writes); an annotation makes it sync now, as an
     // upgrade's first sync would.
-    await kubectlOk(["annotate", "networkpool", "mig-pool", "-n", "butler-system", "e2e/touch=1"]);
+    await kubectlOk(["annotate", ...POOL, "e2e/touch=1"]);
     const migrated = await eventually("status.ledger with 3 grants", async () => {
-      const o = await getObject("networkpool", "mig-pool", "butler-system") as Obj | undefined;
+      const o = await getPool();
       return o?.status?.ledger?.grants?.length === 3 && !o.status.grants ? o : undefined;
     });
     assert.equal(migrated.status.conditions.find((c: Obj) => c.type === "Ready").reason, "InvalidSpec");
@@ -285,16 +284,7 @@ Deno.test("a pool stored by version 0.1 (status.grants) is migrated by the contr
   await t.step(
     "with the spec fixed, each IPAllocation holds exactly its old range since its old time",
     async () => {
-      await kubectlOk([
-        "patch",
-        "networkpool",
-        "mig-pool",
-        "-n",
-        "butler-system",
-        "--type=json",
-        "-p",
-        '[{"op":"remove","path":"/spec/reserved"}]',
-      ]);
+      await kubectlOk(["patch", ...POOL, "--type=json", "-p", '[{"op":"remove","path":"/spec/reserved"}]']);
       for (const name of names) {
         const a = await eventually(`${name} Allocated`, async () => {
           const o = await getObject("ipallocation", name, ns) as Obj | undefined;
@@ -304,7 +294,7 @@ Deno.test("a pool stored by version 0.1 (status.grants) is migrated by the contr
         assert.equal(a.status.allocatedCount, 4);
         assert.equal(a.status.allocatedAt, "2026-11-01T00:00:00Z");
       }
-      const pool = await getObject("networkpool", "mig-pool", "butler-system") as Obj;
+      const pool = (await getPool())!;
       assert.equal(pool.status.allocationCount, 3);
       assert.ok(conditionTrue(pool, "Ready"));
     },
@@ -315,12 +305,8 @@ Deno.test("a pool stored by version 0.1 (status.grants) is migrated by the contr
       const left = await kubectlOk(["get", "ipallocations", "-n", ns, "-o", "name"]);
       return left.trim() ? undefined : true;
     }, 120);
-    await kubectlOk(["delete", "networkpool", "mig-pool", "-n", "butler-system", "--wait=false"]);
-    await eventually(
-      "pool gone",
-      async () => (await getObject("networkpool", "mig-pool", "butler-system")) ? undefined : true,
-      120,
-    );
+    await kubectlOk(["delete", ...POOL, "--wait=false"]);
+    await eventually("pool gone", async () => (await getPool()) ? undefined : true, 120);
     await kubectl(["delete", "namespace", ns, "--wait=false"]);
   });
 });

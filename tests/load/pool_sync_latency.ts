@@ -8,21 +8,13 @@
  * response. Not part of the test suite: timings belong in recorded figures, never in assertions.
  */
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { poolSyncBody } from "../../hooks/networkpool/bench_data.ts";
+import { poolSyncBody, postPoolSync } from "../../hooks/networkpool/bench_data.ts";
 import { createTestApp } from "../../lib/testing/mod.ts";
 
 const runs = Number(Deno.args.find((a) => a.startsWith("--runs="))?.slice(7) ?? 200);
 const { app } = createTestApp(HOOK_ROUTES);
 
-async function sync(body: string): Promise<string> {
-  const res = await app.request("/hooks/networkpool/sync", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body,
-  });
-  if (res.status !== 200) throw new Error(`status ${res.status}`);
-  return await res.text();
-}
+const sync = (body: string) => postPoolSync(app, body);
 
 async function measure(run: () => unknown): Promise<number[]> {
   const times: number[] = [];

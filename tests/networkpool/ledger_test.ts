@@ -22,6 +22,12 @@ import {
   uidToken,
 } from "../../lib/pool_ledger/mod.ts";
 import { syncPool } from "./sync_pool.ts";
+import {
+  SCATTERED_BASE,
+  scatteredIPv6Range,
+  scatteredIPv6Record,
+  worstIPv4Records,
+} from "./worst_ledgers.ts";
 
 const NOW = new Date("2026-11-21T09:00:00Z");
 /** A UUID as the API server writes them, distinct for each `i`. */
@@ -77,19 +83,7 @@ Deno.test("past MAX_GRANTS new allocations fail with a clear message", () => {
 });
 
 Deno.test("a full IPv4 ledger in its worst case stays under the byte cap and the object well under 1.5 MiB", () => {
-  // The largest records an IPv4 pool can have: a /0, grants spread evenly (8-digit offsets), as large as
-  // 20,000 grants can be (5-digit counts), each at a different time after 2038 (7-digit times).
-  const step = 2 ** 32 / MAX_GRANTS;
-  const records = Array.from({ length: MAX_GRANTS }, (_, i) => {
-    const start = BigInt(Math.floor(i * step)) + (i === 0 ? 0n : 0n);
-    const end = start + BigInt(Math.floor(step / 2));
-    return encodeRecord(
-      0n,
-      { start, end },
-      timeToken(new Date(Date.UTC(2040, 0, 1) + i * 1000)),
-      uidToken(uuid(i)),
-    );
-  });
+  const records = worstIPv4Records(uuid);
   const ledger = { version: 2, base: "0.0.0.0", grants: records };
   const ledgerBytes = JSON.stringify(records).length;
   assert.ok(ledgerBytes < MAX_LEDGER_BYTES, `${ledgerBytes} bytes`);
@@ -104,22 +98,16 @@ Deno.test("a full IPv4 ledger in its worst case stays under the byte cap and the
 
 Deno.test("the byte cap stops a scattered IPv6 ledger before it outgrows the object", () => {
   // A /64 whose grants are pinned 2^44 apart with 2^40 addresses each: 11-digit offsets and counts.
-  const base = 0xfd000000000000010000000000000000n;
+  const base = SCATTERED_BASE;
   const n = 17_500;
-  const records = Array.from({ length: n }, (_, i) => {
-    const start = base + BigInt(i) * 2n ** 44n;
-    return encodeRecord(base, { start, end: start + 2n ** 40n - 1n }, timeToken(NOW), uidToken(uuid(i)));
-  });
+  const records = Array.from({ length: n }, (_, i) => scatteredIPv6Record(i, NOW, uuid));
   const bytes = JSON.stringify(records).length;
   assert.ok(bytes > MAX_LEDGER_BYTES - 4096, `the test needs a nearly full ledger (${bytes} bytes)`);
   const pinned = (i: number) => {
-    const start = base + BigInt(n + i) * 2n ** 44n;
+    const range = scatteredIPv6Range(n + i);
     return {
       count: 1,
-      pinnedRange: {
-        startAddress: formatAddress(6, start),
-        endAddress: formatAddress(6, start + 2n ** 40n - 1n),
-      },
+      pinnedRange: { startAddress: formatAddress(6, range.start), endAddress: formatAddress(6, range.end) },
     };
   };
   const res = syncPool({
