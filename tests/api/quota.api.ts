@@ -5,6 +5,7 @@
  * last free slot, and for the last CPU, through two webhook instances, exactly one admitted every round, 20
  * rounds each.
  */
+import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import assert from "node:assert/strict";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
@@ -24,12 +25,9 @@ import {
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
-const API = "butler.butlerlabs.dev/v1alpha1";
 const SA = "system:serviceaccount:butler-system:butler-hooks";
 const ROUNDS = 20;
 const CONTENDERS = 50;
-
-const apply = (obj: unknown) => applyObject(obj);
 
 const tenantCluster = (name: string, namespace: string, cpu = "1") => ({
   apiVersion: API,
@@ -81,7 +79,7 @@ Deno.test("quotas at admission on a real API server", async (t) => {
   const shipped = await shippedAdmissionObjects();
   for (const d of shipped) {
     const isLedgerPolicy = String(d.metadata?.name).startsWith("butler-quota-ledger");
-    if (/^ClusterRole(Binding)?$/.test(String(d.kind)) || isLedgerPolicy) await apply(d);
+    if (/^ClusterRole(Binding)?$/.test(String(d.kind)) || isLedgerPolicy) await applyObject(d);
   }
   const token = (await kubectlOk(["create", "token", "butler-hooks", "-n", "butler-system", "--duration=1h"]))
     .trim();
@@ -101,19 +99,19 @@ Deno.test("quotas at admission on a real API server", async (t) => {
   const namespaces = ["team-quota", "team-quota-cpu"];
   try {
     for (const ns of namespaces) {
-      await apply({
+      await applyObject({
         apiVersion: "v1",
         kind: "Namespace",
         metadata: { name: ns, labels: { "butler.butlerlabs.dev/team": ns.slice(5) } },
       });
-      await apply({
+      await applyObject({
         apiVersion: API,
         kind: "Team",
         metadata: { name: ns.slice(5) },
         spec: { access: { users: [{ name: "alice@example.com", role: "admin" }] } },
       });
     }
-    await apply({
+    await applyObject({
       apiVersion: API,
       kind: "ProviderConfig",
       metadata: { name: "quota-harvester", namespace: "butler-system" },
@@ -124,7 +122,7 @@ Deno.test("quotas at admission on a real API server", async (t) => {
       },
     });
     await setLimits("quota", { maxClusters: 1 });
-    await apply(
+    await applyObject(
       (await shippedAdmissionObjects(base)).find((d) => d.kind === "ValidatingWebhookConfiguration"),
     );
 

@@ -5,6 +5,7 @@
  * TenantClusters use it, another team's ProviderConfig refused; and with the service down, what each
  * failurePolicy does.
  */
+import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
@@ -29,9 +30,6 @@ type Obj = Record<string, any>;
 
 const NS = "team-webhooks";
 const OTHER_NS = "team-webhooks-data";
-const API = "butler.butlerlabs.dev/v1alpha1";
-
-const apply = (obj: unknown) => applyObject(obj);
 
 const harvester = (name: string, namespace: string, scope?: Obj) => ({
   apiVersion: API,
@@ -75,13 +73,13 @@ Deno.test("admission webhooks on a real API server", async (t) => {
   const base = `https://127.0.0.1:${server.addr.port}`;
   try {
     for (const [ns, team] of [[NS, "webhooks"], [OTHER_NS, "webhooks-data"]]) {
-      await apply({
+      await applyObject({
         apiVersion: "v1",
         kind: "Namespace",
         metadata: { name: ns, labels: { "butler.butlerlabs.dev/team": team } },
       });
     }
-    await apply({
+    await applyObject({
       apiVersion: API,
       kind: "Team",
       metadata: { name: "webhooks" },
@@ -90,13 +88,15 @@ Deno.test("admission webhooks on a real API server", async (t) => {
         environments: [{ name: "dev" }, { name: "prod" }],
       },
     });
-    await apply(harvester("wh-harvester", "butler-system"));
-    await apply(harvester("wh-spare", "butler-system"));
-    await apply(harvester("data-harvester", OTHER_NS, { type: "team", teamRef: { name: "webhooks-data" } }));
-    await apply(harvester("own-harvester", NS, { type: "team", teamRef: { name: "webhooks" } }));
-    await apply(tenantCluster("c1", { name: "wh-harvester" }));
-    await apply(tenantCluster("c2", { name: "wh-harvester", namespace: "butler-system" }, "dev"));
-    await apply(await shippedWebhooks(base));
+    await applyObject(harvester("wh-harvester", "butler-system"));
+    await applyObject(harvester("wh-spare", "butler-system"));
+    await applyObject(
+      harvester("data-harvester", OTHER_NS, { type: "team", teamRef: { name: "webhooks-data" } }),
+    );
+    await applyObject(harvester("own-harvester", NS, { type: "team", teamRef: { name: "webhooks" } }));
+    await applyObject(tenantCluster("c1", { name: "wh-harvester" }));
+    await applyObject(tenantCluster("c2", { name: "wh-harvester", namespace: "butler-system" }, "dev"));
+    await applyObject(await shippedWebhooks(base));
 
     const deletePc = (name: string) =>
       kubectl(["delete", "providerconfig", name, "-n", "butler-system", "--dry-run=server"]);
@@ -136,14 +136,14 @@ Deno.test("admission webhooks on a real API server", async (t) => {
       const pool = parseAllDocuments(Deno.readTextFileSync(`${ROOT}/examples/networkpools/lab-pool.yaml`))[0]!
         .toJS() as Obj;
       pool.metadata = { name: "wh-pool", namespace: "butler-system" };
-      await apply(pool);
+      await applyObject(pool);
       const allocation = parseAllDocuments(
         Deno.readTextFileSync(`${ROOT}/examples/ipallocations/prod-cluster-lb.yaml`),
       )[0]!.toJS() as Obj;
       allocation.metadata = { name: "c1-lb", namespace: NS };
       allocation.spec.poolRef = { name: "wh-pool", namespace: "butler-system" };
       allocation.spec.tenantClusterRef = { name: "c1", namespace: NS };
-      await apply(allocation);
+      await applyObject(allocation);
       const uid =
         JSON.parse(await kubectlOk(["get", "ipallocation", "c1-lb", "-n", NS, "-o", "json"])).metadata.uid;
       const deletePool = () =>

@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import { controlPlaneBinary, kubectlValidateBinary } from "../api/tools.ts";
 
 const args = Deno.args;
@@ -52,7 +53,6 @@ const { api, applyObject, cluster, installManifests, kubectlOk, ROOT, shippedWeb
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
-const API = "butler.butlerlabs.dev/v1alpha1";
 const NS = "team-load";
 const c = cluster();
 
