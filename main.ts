@@ -12,9 +12,17 @@ import {
   createInflightTracker,
   createWorkerPool,
   type LogRecord,
+  serveTls,
   type WorkerLike,
 } from "./lib/http/mod.ts";
-import { createKubeClient, type KubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
+import {
+  createEventWriter,
+  createKubeClient,
+  type EventWriter,
+  type KubeClient,
+  loadKubeConfig,
+} from "./lib/kube/mod.ts";
+import type { EventSignal } from "./lib/signals/mod.ts";
 import type { WorkerInit } from "./worker.ts";
 
 function log(record: LogRecord): void {
@@ -63,47 +71,86 @@ try {
   fail(`cannot configure the Kubernetes API client: ${err instanceof Error ? err.message : String(err)}`);
 }
 
+// Events (pool capacity) are written after the hook answered, with the same client; without API access they
+// are counted as failed and the hooks work as before.
+let events: EventWriter | undefined;
 const service = createApp({
   ...init,
   routes: HOOK_ROUTES,
   log,
   ...(pool ? { offload: pool } : {}),
   ...(kube ? { kube } : {}),
+  requireClientCert: config.tls?.clientCaFile !== undefined,
+  onSignals: (signals) => {
+    const wanted = signals.filter((s): s is EventSignal => s.signal === "event");
+    if (!wanted.length) return;
+    if (events) return events.write(wanted);
+    for (const s of wanted) service.domain.event(s.reason, "failed");
+  },
 });
-
-function readTls(tls: { certFile: string; keyFile: string }, names: string): { cert: string; key: string } {
-  try {
-    return { cert: Deno.readTextFileSync(tls.certFile), key: Deno.readTextFileSync(tls.keyFile) };
-  } catch (err) {
-    fail(`cannot read ${names}: ${err instanceof Error ? err.message : String(err)}`);
-  }
+if (kube) {
+  events = createEventWriter({
+    kube,
+    // The pod name (the kubelet sets HOSTNAME), so an Event says which replica wrote it.
+    instance: Deno.env.get("HOSTNAME") ?? "",
+    done: (signal, error) => {
+      service.domain.event(signal.reason, error ? "failed" : "written");
+      if (error) {
+        log({ msg: "event not written", reason: signal.reason, object: signal.regarding.name, error });
+      }
+    },
+  });
 }
 
 const inflight = createInflightTracker();
-const server = Deno.serve({
-  hostname: config.host,
-  port: config.port,
-  ...(config.tls ? readTls(config.tls, "TLS_CERT_FILE/TLS_KEY_FILE") : {}),
-  onListen: ({ hostname, port }) =>
-    log({
-      msg: `butler hooks listening on ${config.tls ? "https" : "http"}://${hostname}:${port}`,
-      port,
-      routes: service.routes.length,
-      clockOverride: config.clockOverride,
-      workers: config.workers,
-      queueLimit: config.queueLimit,
-      admissionReads: kube ? "api" : "none",
-    }),
-}, inflight.wrap(service.app.fetch));
+const listening = (scheme: string, port: number, hostname: string) =>
+  log({
+    msg: `butler hooks listening on ${scheme}://${hostname}:${port}`,
+    port,
+    routes: service.routes.length,
+    clockOverride: config.clockOverride,
+    workers: config.workers,
+    queueLimit: config.queueLimit,
+    admissionReads: kube ? "api" : "none",
+    clientCertificates: config.tls?.clientCaFile ? "required for hooks" : "not asked",
+  });
+const handler = inflight.wrap(service.app.fetch);
+const server = config.tls
+  ? await startTls({
+    hostname: config.host,
+    port: config.port,
+    ...config.tls,
+    log,
+    onListen: ({ hostname, port }) => listening("https", port, hostname),
+  })
+  : Deno.serve({
+    hostname: config.host,
+    port: config.port,
+    onListen: ({ hostname, port }) => listening("http", port, hostname),
+  }, handler);
+
+/** Starts an HTTPS listener, or exits saying why it cannot. */
+async function startTls(options: Parameters<typeof serveTls>[0]): Promise<{ shutdown(): Promise<void> }> {
+  try {
+    const tls = serveTls(options, handler);
+    await tls.ready;
+    return tls;
+  } catch (err) {
+    fail(`cannot serve HTTPS on port ${options.port}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
 
 const webhookServer = config.webhook
-  ? Deno.serve({
+  ? await startTls({
     hostname: config.host,
     port: config.webhook.port,
-    ...readTls(config.webhook, "WEBHOOK_TLS_CERT_FILE/WEBHOOK_TLS_KEY_FILE"),
+    certFile: config.webhook.certFile,
+    keyFile: config.webhook.keyFile,
+    reloadSeconds: config.tls?.reloadSeconds ?? 10,
+    log,
     onListen: ({ hostname, port }) =>
       log({ msg: `admission webhooks listening on https://${hostname}:${port}`, port }),
-  }, inflight.wrap(service.app.fetch))
+  })
   : undefined;
 
 /**
@@ -126,7 +173,7 @@ async function shutdown(signal: string): Promise<void> {
   }, config.shutdownTimeoutSeconds * 1000);
   await inflight.close();
   await inflight.settle(SETTLE_QUIET_MS, SETTLE_MAX_MS);
-  await Promise.all([server.shutdown(), webhookServer?.shutdown()]);
+  await Promise.all([server.shutdown(), webhookServer?.shutdown(), events?.idle()]);
   pool?.terminate();
   clearTimeout(timeout);
   log({ msg: "shutdown complete" });

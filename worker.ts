@@ -14,6 +14,7 @@ import {
   type OffloadReply,
   type ToWorker,
 } from "./lib/http/mod.ts";
+import type { Signal } from "./lib/signals/mod.ts";
 
 /** What the main thread sends once: the app's options that are data. */
 export interface WorkerInit {
@@ -24,6 +25,7 @@ export interface WorkerInit {
 
 let now = new Date(0);
 let last: LogRecord | undefined;
+let signals: readonly Signal[] | undefined;
 let service: ReturnType<typeof createApp> | undefined;
 
 function reply(message: FromWorker): void {
@@ -39,12 +41,14 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
       routes: HOOK_ROUTES,
       clock: () => now,
       log: (record) => (last = record),
+      onSignals: (s) => (signals = s),
     });
     return reply({ type: "ready" });
   }
   const { request } = msg;
   now = new Date(request.now);
   last = undefined;
+  signals = undefined;
   const res = await service!.app.request(request.route, {
     method: "POST",
     headers: request.headers,
@@ -53,11 +57,13 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
   const body = await res.text();
   // The app's log line for this request (written by its middleware before `request` resolved).
   const record = last as LogRecord | undefined;
+  const said = signals as readonly Signal[] | undefined;
   const out: OffloadReply = {
     status: res.status,
     body,
     ...(record?.parent ? { subject: record.parent as OffloadReply["subject"] } : {}),
     ...(typeof record?.error === "string" ? { failure: record.error } : {}),
+    ...(said?.length ? { signals: said } : {}),
   };
   reply({ type: "reply", id: msg.id, reply: out });
 };

@@ -42,11 +42,29 @@ Deno.test("configuration from the environment", async (t) => {
     [{ SHUTDOWN_TIMEOUT_SECONDS: "0" }, "SHUTDOWN_TIMEOUT_SECONDS must be an integer from 1 to 600"],
     [{ TLS_CERT_FILE: "/tls/tls.crt" }, "TLS_CERT_FILE and TLS_KEY_FILE must be set together"],
     [{ TLS_KEY_FILE: "/tls/tls.key" }, "TLS_CERT_FILE and TLS_KEY_FILE must be set together"],
+    [
+      { TLS_CLIENT_CA_FILE: "/tls/ca.crt" },
+      "TLS_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates are asked for over TLS",
+    ],
+    [{ TLS_RELOAD_SECONDS: "-1" }, 'TLS_RELOAD_SECONDS must be an integer from 0 to 3600, got "-1"'],
   ];
   await t.step("TLS files are read together", () => {
     const r = loadConfig({ TLS_CERT_FILE: "/tls/tls.crt", TLS_KEY_FILE: "/tls/tls.key" });
     assert.ok(r.ok);
-    assert.deepEqual(r.config.tls, { certFile: "/tls/tls.crt", keyFile: "/tls/tls.key" });
+    assert.deepEqual(r.config.tls, { certFile: "/tls/tls.crt", keyFile: "/tls/tls.key", reloadSeconds: 10 });
+    const m = loadConfig({
+      TLS_CERT_FILE: "/tls/tls.crt",
+      TLS_KEY_FILE: "/tls/tls.key",
+      TLS_CLIENT_CA_FILE: "/tls/ca.crt",
+      TLS_RELOAD_SECONDS: "0",
+    });
+    assert.ok(m.ok);
+    assert.deepEqual(m.config.tls, {
+      certFile: "/tls/tls.crt",
+      keyFile: "/tls/tls.key",
+      clientCaFile: "/tls/ca.crt",
+      reloadSeconds: 0,
+    });
   });
   for (const [env, message] of bad) {
     await t.step(`rejects ${JSON.stringify(env)}`, () => {

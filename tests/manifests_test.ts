@@ -60,17 +60,39 @@ Deno.test("hook service deployment", async (t) => {
       assert.ok(container.resources[k].memory, `${k}.memory`);
     }
   });
-  await t.step("probes on /readyz and /healthz", () => {
+  await t.step("probes on /readyz and /healthz, over HTTPS", () => {
     assert.equal(container.readinessProbe.httpGet.path, "/readyz");
     assert.equal(container.livenessProbe.httpGet.path, "/healthz");
+    assert.equal(container.readinessProbe.httpGet.scheme, "HTTPS");
+    assert.equal(container.livenessProbe.httpGet.scheme, "HTTPS");
   });
+  await t.step(
+    "TLS and client certificates from the cert-manager Secret the serving Certificate writes",
+    () => {
+      const env = Object.fromEntries(container.env.map((e: Manifest) => [e.name, e.value]));
+      const serving = find("Certificate", "butler-hooks-serving");
+      const volume = deploy.spec.template.spec.volumes.find((v: Manifest) => v.secret);
+      assert.equal(volume.secret.secretName, serving.spec.secretName);
+      const mount = container.volumeMounts.find((m: Manifest) => m.name === volume.name).mountPath;
+      assert.deepEqual(
+        [env.TLS_CERT_FILE, env.TLS_KEY_FILE, env.TLS_CLIENT_CA_FILE],
+        [`${mount}/tls.crt`, `${mount}/tls.key`, `${mount}/ca.crt`],
+      );
+      const svc = find("Service", "butler-hooks");
+      assert.ok(serving.spec.dnsNames.includes(`${svc.metadata.name}.${svc.metadata.namespace}.svc`));
+      assert.deepEqual(
+        serving.spec.issuerRef,
+        find("Certificate", "butler-metacontroller-client").spec.issuerRef,
+      );
+    },
+  );
   await t.step("never enables the clock override", () => {
     for (const o of objects) assert.doesNotMatch(JSON.stringify(o), /CLOCK_OVERRIDE/);
   });
-  await t.step("the Service reaches the container port", () => {
+  await t.step("the Service reaches the container port, over HTTPS", () => {
     const svc = find("Service", "butler-hooks");
     assert.deepEqual(svc.spec.selector, deploy.spec.selector.matchLabels);
-    assert.equal(svc.spec.ports[0].port, 80);
+    assert.equal(svc.spec.ports[0].port, 443);
     assert.equal(svc.spec.ports[0].targetPort, container.ports[0].name);
     assert.equal(
       container.ports[0].containerPort,
@@ -85,10 +107,19 @@ Deno.test("Metacontroller controllers call routes the service serves", async (t)
   const { routes } = createTestApp(HOOK_ROUTES);
   const controllers = objects.filter((o) => o.apiVersion === "metacontroller.k8s.io/v1alpha1");
   const service = find("Service", "butler-hooks");
-  const base = `http://${service.metadata.name}.${service.metadata.namespace}`;
+  const host = `${service.metadata.name}.${service.metadata.namespace}.svc`;
+  const base = `https://${host}`;
+  const client = find("Certificate", "butler-metacontroller-client");
+  const serving = find("Certificate", "butler-hooks-serving");
   assert.ok(controllers.length >= 2);
   for (const c of controllers) {
     await t.step(`${c.kind} ${c.metadata.name}`, () => {
+      // Every hook call goes over TLS to the Service, verified with the serving CA, with the client certificate.
+      assert.deepEqual(c.spec.endpointConfigs, [{
+        host,
+        caBundle: { secretRef: { name: serving.spec.secretName, namespace: "butler-system", key: "ca.crt" } },
+        clientTLS: { secretRef: { name: client.spec.secretName, namespace: client.metadata.namespace } },
+      }]);
       const hooks = Object.entries(c.spec.hooks as Record<string, Manifest>);
       assert.ok(hooks.length > 0);
       for (const [name, hook] of hooks) {

@@ -33,5 +33,12 @@ export function admitNetworkPool(
     ) => [(a as { metadata: { uid?: string } }).metadata.uid, key]),
   );
   const blocking = uids.map((uid) => names.get(uid) ?? uid).sort();
-  return { allowed: false, code: 409, reason: "Conflict", message: poolDeletionBlockedMessage(blocking) };
+  const message = poolDeletionBlockedMessage(blocking);
+  return {
+    allowed: false,
+    code: 409,
+    reason: "Conflict",
+    message,
+    causes: [{ reason: "deletionInUse", message }],
+  };
 }

@@ -53,13 +53,12 @@ import {
   NetworkPoolSpec,
   ObservedAllocation,
 } from "../../lib/api/mod.ts";
+import { announce, CAPACITY_EVENTS, type CapacityTier, readAnnouncements } from "./capacity_events.ts";
 
 /** Utilisation thresholds of the capacity conditions, in percent (at or above means True). */
-export const CAPACITY_THRESHOLDS = [
-  { type: "CapacityWarning", percent: 70 },
-  { type: "CapacityCritical", percent: 85 },
-  { type: "CapacityExhausted", percent: 95 },
-] as const;
+export const CAPACITY_THRESHOLDS: readonly { type: CapacityTier; percent: number }[] = (
+  Object.keys(CAPACITY_EVENTS) as CapacityTier[]
+).map((type) => ({ type, percent: CAPACITY_EVENTS[type].percent }));
 
 /** Seconds until failed allocations are tried again even if nothing else changes (upstream's pool interval). */
 export const RETRY_SECONDS = 60;
@@ -419,6 +418,11 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
     };
   }
 
+  const announced = announce(readAnnouncements(prevStatus), capacity, context.now);
+  const resync = [
+    ...(failures.length ? [RETRY_SECONDS] : []),
+    ...(announced.resyncAfterSeconds === undefined ? [] : [announced.resyncAfterSeconds]),
+  ];
   const recorded = failures.slice(0, MAX_FAILURES).map(([uid, m]) => [uid, truncate(m, MAX_FAILURE_MESSAGE)]);
   const status = {
     observedGeneration: generation,
@@ -426,11 +430,12 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
     conditions: conditions([ready, ...capacity], previous, context.now, generation),
     ledger: stored,
     failures: Object.fromEntries(recorded),
+    ...(announced.announcements.length ? { capacityEvents: announced.announcements } : {}),
   };
   return {
     status,
     attachments: [],
-    ...(failures.length && !request.finalizing ? { resyncAfterSeconds: RETRY_SECONDS } : {}),
+    ...(resync.length && !request.finalizing ? { resyncAfterSeconds: Math.min(...resync) } : {}),
     ...(request.finalizing ? { finalized: ledger.size === 0 } : {}),
   };
 }

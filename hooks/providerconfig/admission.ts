@@ -29,6 +29,12 @@ export function admitProviderConfig(
   const name = r.name ?? "";
   const blocking = clustersReferencing({ name, namespace: r.namespace }, keyedItems(reads.tenantClusters));
   return blocking.length
-    ? { allowed: false, code: 409, reason: "Conflict", message: deletionBlockedMessage(name, blocking) }
+    ? {
+      allowed: false,
+      code: 409,
+      reason: "Conflict",
+      message: deletionBlockedMessage(name, blocking),
+      causes: [{ reason: "deletionInUse", message: deletionBlockedMessage(name, blocking) }],
+    }
     : { allowed: true };
 }

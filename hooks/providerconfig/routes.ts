@@ -9,7 +9,7 @@ export function registerProviderConfigRoutes(app: Hono<AppEnv>): void {
   app.post("/hooks/providerconfig/sync", bindDecorator(syncProviderConfig));
   app.post(
     "/webhooks/validate/providerconfig",
-    bindAdmission(admitProviderConfig, providerConfigAdmissionReads),
+    bindAdmission("providerconfig", admitProviderConfig, providerConfigAdmissionReads),
   );
   app.post("/hooks/providerconfig/finalize", bindDecorator(syncProviderConfig));
 }

@@ -57,6 +57,16 @@ export function admitTeam(
       : [];
   });
   return problems.length
-    ? { allowed: false, code: 409, reason: "Conflict", message: problems.join("; ") }
+    ? {
+      allowed: false,
+      code: 409,
+      reason: "Conflict",
+      message: problems.join("; "),
+      causes: problems.map((message) => ({
+        reason: "environmentInUse",
+        field: "spec.environments",
+        message,
+      })),
+    }
     : { allowed: true };
 }

@@ -11,3 +11,4 @@ export * from "./usage.ts";
 export * from "./sync.ts";
 export * from "./routes.ts";
 export * from "./admission.ts";
+export * from "./signals.ts";

@@ -91,7 +91,9 @@ function scopeError(
     : owner === team
     ? undefined
     : `ProviderConfig "${ref.name}" is scoped to team "${owner}", but TenantCluster references team "${team}"`;
-  return detail ? { path: "spec.providerConfigRef", type: "Forbidden", detail } : undefined;
+  return detail
+    ? { rule: "providerScope", path: "spec.providerConfigRef", type: "Forbidden", detail }
+    : undefined;
 }
 
 const CONTENDED: AdmissionDecision = {
@@ -189,6 +191,12 @@ export function admitTenantCluster(
 
 function deny(errors: readonly FieldError[]): AdmissionDecision {
   return errors.length
-    ? { allowed: false, code: 403, reason: "Forbidden", message: aggregate(errors) }
+    ? {
+      allowed: false,
+      code: 403,
+      reason: "Forbidden",
+      message: aggregate(errors),
+      causes: errors.map((e) => ({ reason: e.rule, field: e.path, message: e.detail })),
+    }
     : { allowed: true };
 }

@@ -13,3 +13,4 @@ export * from "./routes.ts";
 export * from "./admission.ts";
 export * from "./quota.ts";
 export * from "./reservations.ts";
+export * from "./signals.ts";

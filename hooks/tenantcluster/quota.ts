@@ -27,6 +27,8 @@ export interface FieldError {
   readonly path: string;
   readonly type: "Forbidden" | "Required value" | "Unsupported value";
   readonly detail: string;
+  /** The rule that failed, named after the limit (`maxClusters`, `deniedAddons`, ...): metrics count by it. */
+  readonly rule: string;
 }
 
 /** `field.ErrorList.ToAggregate().Error()`: one error alone, several as `[e1, e2]`. */
@@ -186,7 +188,8 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
   const { team, teamName, object, oldObject, provider, usage } = input;
   const create = input.operation === "CREATE";
   const errors: FieldError[] = [];
-  const forbid = (path: string, detail: string) => errors.push({ path, type: "Forbidden", detail });
+  const forbid = (rule: string, path: string, detail: string) =>
+    errors.push({ path, type: "Forbidden", detail, rule });
   const memo = input.memo ?? new Map();
   const fp = footprintOf(object, team, provider?.key ?? input.oldProviderKey, memo);
   const old = oldObject ? footprintOf(oldObject, team, input.oldProviderKey, memo) : undefined;
@@ -201,6 +204,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
   const env = envs.find((e) => e.name === label);
   if (envs.length && label === undefined && (create || oldLabel !== undefined)) {
     errors.push({
+      rule: "environmentRequired",
       path: ENV_PATH,
       type: "Required value",
       detail:
@@ -208,6 +212,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
     });
   } else if (envs.length && label !== undefined && !env && (create || label !== oldLabel)) {
     errors.push({
+      rule: "environmentUnknown",
       path: ENV_PATH,
       type: "Unsupported value",
       detail: `${JSON.stringify(label)}: supported values: ${list(envs.map((e) => e.name))}`,
@@ -224,6 +229,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
     !versionAllowed(version, limits.allowedKubernetesVersions)
   ) {
     forbid(
+      "allowedKubernetesVersions",
       "spec.kubernetesVersion",
       `Kubernetes version "${version}" is not allowed for team "${teamName}"; allowed: ${
         list(limits.allowedKubernetesVersions)
@@ -236,6 +242,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
     !limits.allowedProviders.includes(providerType)
   ) {
     forbid(
+      "allowedProviders",
       "spec.providerConfigRef",
       `provider "${providerType}" (ProviderConfig "${provider.name}") is not allowed for team "${teamName}"; allowed: ${
         list(limits.allowedProviders)
@@ -246,9 +253,10 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
   for (const addon of shape.addons.value) {
     if (oldAddons.has(addon)) continue;
     if (limits.deniedAddons?.includes(addon)) {
-      forbid("spec.addons", `addon "${addon}" is denied for team "${teamName}"`);
+      forbid("deniedAddons", "spec.addons", `addon "${addon}" is denied for team "${teamName}"`);
     } else if (limits.allowedAddons?.length && !limits.allowedAddons.includes(addon)) {
       forbid(
+        "allowedAddons",
         "spec.addons",
         `addon "${addon}" is not allowed for team "${teamName}"; allowed: ${list(limits.allowedAddons)}`,
       );
@@ -262,6 +270,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
     const pcLimits = provider.spec.limits ?? {};
     if (pcLimits.maxClustersPerTeam && moved && onProvider.length >= pcLimits.maxClustersPerTeam) {
       forbid(
+        "maxClustersPerTeam",
         "spec",
         `team namespace "${input.namespace}" already has ${onProvider.length} cluster(s); ProviderConfig "${provider.name}" limits to ${pcLimits.maxClustersPerTeam}`,
       );
@@ -269,6 +278,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
     const nodes = onProvider.reduce((n, f) => n + f.nodes, 0) + fp.nodes;
     if (pcLimits.maxNodesPerTeam && (moved || grows((f) => f.nodes)) && nodes > pcLimits.maxNodesPerTeam) {
       forbid(
+        "maxNodesPerTeam",
         "spec.workers.replicas",
         `total worker replicas (${nodes}) would exceed ProviderConfig "${provider.name}" per-team node limit (${pcLimits.maxNodesPerTeam})`,
       );
@@ -279,6 +289,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
   const maxClusters = positiveLimit(limits.maxClusters);
   if (maxClusters && create && compare(fromCount(usage.length + 1), maxClusters) > 0) {
     forbid(
+      "maxClusters",
       "spec",
       `team "${teamName}" already has ${usage.length} cluster(s); team quota limits to ${limits.maxClusters}`,
     );
@@ -286,6 +297,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
   const perCluster = positiveLimit(limits.maxNodesPerCluster);
   if (perCluster && grows((f) => f.nodes) && compare(fromCount(fp.nodes), perCluster) > 0) {
     forbid(
+      "maxNodesPerCluster",
       "spec.workers.replicas",
       `worker replicas (${fp.nodes}) exceeds team "${teamName}" per-cluster node limit (${limits.maxNodesPerCluster})`,
     );
@@ -294,21 +306,23 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
   const maxNodes = positiveLimit(limits.maxTotalNodes);
   if (maxNodes && grows((f) => f.nodes) && compare(fromCount(totalNodes), maxNodes) > 0) {
     forbid(
+      "maxTotalNodes",
       "spec.workers.replicas",
       `total worker nodes (${totalNodes}) would exceed team "${teamName}" node quota (${limits.maxTotalNodes})`,
     );
   }
   for (
-    const [label, pick, limit] of [
-      ["CPU", (l: Load) => l.cpu, limits.maxCPUCores],
-      ["memory", (l: Load) => l.memory, limits.maxMemory],
-      ["storage", (l: Load) => l.storage, limits.maxStorage],
+    const [label, pick, limit, rule] of [
+      ["CPU", (l: Load) => l.cpu, limits.maxCPUCores, "maxCPUCores"],
+      ["memory", (l: Load) => l.memory, limits.maxMemory, "maxMemory"],
+      ["storage", (l: Load) => l.storage, limits.maxStorage, "maxStorage"],
     ] as const
   ) {
     const max = positiveLimit(limit);
     const total = add(sum(usage, pick), pick(fp));
     if (max && grows(pick) && compare(total, max) > 0) {
       forbid(
+        rule,
         "spec.workers",
         `total ${label} (${formatQuantity(total)}) would exceed team "${teamName}" ${label} quota (${
           formatQuantity(max)
@@ -324,6 +338,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
     const envMax = env.limits?.maxClusters;
     if (envMax && movedEnv && inEnv.length >= envMax) {
       forbid(
+        "environmentMaxClusters",
         "spec",
         `environment "${env.name}" in team "${teamName}" already has ${inEnv.length} cluster(s); env quota limits to ${envMax}`,
       );
@@ -335,6 +350,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
       if (!fp.owner) {
         if (create) {
           errors.push({
+            rule: "maxClustersPerMember",
             path: CREATOR_PATH,
             type: "Required value",
             detail:
@@ -345,6 +361,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
         const owned = inEnv.filter((f) => f.owner === fp.owner).length;
         if (owned >= perMember) {
           forbid(
+            "maxClustersPerMember",
             CREATOR_PATH,
             `user "${named}" already owns ${owned} cluster(s) in environment "${env.name}"; env limits to ${perMember} per member`,
           );
@@ -355,7 +372,7 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
 
   const { problems, ...load } = fp;
   if (problems.length && (create || grows((f) => f.nodes))) {
-    forbid("spec.workers", `cannot count the cluster against quotas: ${problems.join("; ")}`);
+    forbid("footprint", "spec.workers", `cannot count the cluster against quotas: ${problems.join("; ")}`);
   }
   return { errors, load };
 }

@@ -1,15 +1,21 @@
 import type { Hono } from "hono";
 import { admitTenantCluster, tenantClusterAdmissionKey, tenantClusterAdmissionReads } from "./admission.ts";
+import { tenantClusterSignals } from "./signals.ts";
 import { type AppEnv, bindAdmission, bindComposite, bindCustomize } from "../../lib/http/mod.ts";
 import { customizeTenantCluster, syncTenantCluster } from "./sync.ts";
 
 /** Registers the TenantCluster CompositeController hooks, and its validating webhook. Finalize is sync with `finalizing: true`. */
 export function registerTenantClusterRoutes(app: Hono<AppEnv>): void {
   app.post("/hooks/tenantcluster/customize", bindCustomize(customizeTenantCluster));
-  app.post("/hooks/tenantcluster/sync", bindComposite(syncTenantCluster));
+  app.post("/hooks/tenantcluster/sync", bindComposite(syncTenantCluster, tenantClusterSignals));
   app.post(
     "/webhooks/validate/tenantcluster",
-    bindAdmission(admitTenantCluster, tenantClusterAdmissionReads, tenantClusterAdmissionKey),
+    bindAdmission(
+      "tenantcluster",
+      admitTenantCluster,
+      tenantClusterAdmissionReads,
+      tenantClusterAdmissionKey,
+    ),
   );
-  app.post("/hooks/tenantcluster/finalize", bindComposite(syncTenantCluster));
+  app.post("/hooks/tenantcluster/finalize", bindComposite(syncTenantCluster, tenantClusterSignals));
 }

@@ -62,12 +62,18 @@ const EnvSchema = z.object({
   HOOK_QUEUE_LIMIT: int("HOOK_QUEUE_LIMIT", 0, 1024, 4),
   TLS_CERT_FILE: z.string().optional(),
   TLS_KEY_FILE: z.string().optional(),
+  TLS_CLIENT_CA_FILE: z.string().optional(),
+  TLS_RELOAD_SECONDS: int("TLS_RELOAD_SECONDS", 0, 3600, 10),
   WEBHOOK_PORT: int("WEBHOOK_PORT", 0, 65535, 0),
   WEBHOOK_TLS_CERT_FILE: z.string().optional(),
   WEBHOOK_TLS_KEY_FILE: z.string().optional(),
 }).refine((e) => (e.TLS_CERT_FILE === undefined) === (e.TLS_KEY_FILE === undefined), {
   message: "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
   path: ["TLS_CERT_FILE"],
+}).refine((e) => e.TLS_CLIENT_CA_FILE === undefined || e.TLS_CERT_FILE !== undefined, {
+  message:
+    "TLS_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates are asked for over TLS",
+  path: ["TLS_CLIENT_CA_FILE"],
 }).refine(
   (e) =>
     (e.WEBHOOK_PORT !== 0) === (e.WEBHOOK_TLS_CERT_FILE !== undefined) &&
@@ -99,8 +105,16 @@ export interface Config {
   readonly workers: number;
   /** Hook requests that may wait for a worker; one more is answered 429. */
   readonly queueLimit: number;
-  /** PEM certificate chain and key files to serve HTTPS with; plain HTTP when unset. */
-  readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  /**
+   * PEM certificate chain and key files to serve HTTPS with (re-read every `reloadSeconds`, swapped when they
+   * change), and the CA that client certificates must chain to for hook calls; plain HTTP when unset.
+   */
+  readonly tls?: {
+    readonly certFile: string;
+    readonly keyFile: string;
+    readonly clientCaFile?: string;
+    readonly reloadSeconds: number;
+  };
   /**
    * A second listener for the API server's admission calls, always HTTPS (the API server requires it), so that
    * the hooks' listener can stay as it is; unset when `WEBHOOK_PORT` is.
@@ -147,7 +161,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       workers: e.HOOK_WORKERS,
       queueLimit: e.HOOK_QUEUE_LIMIT,
       ...(e.TLS_CERT_FILE && e.TLS_KEY_FILE
-        ? { tls: { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } }
+        ? {
+          tls: {
+            certFile: e.TLS_CERT_FILE,
+            keyFile: e.TLS_KEY_FILE,
+            ...(e.TLS_CLIENT_CA_FILE ? { clientCaFile: e.TLS_CLIENT_CA_FILE } : {}),
+            reloadSeconds: e.TLS_RELOAD_SECONDS,
+          },
+        }
         : {}),
       ...(e.WEBHOOK_PORT && e.WEBHOOK_TLS_CERT_FILE && e.WEBHOOK_TLS_KEY_FILE
         ? {

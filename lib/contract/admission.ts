@@ -46,6 +46,11 @@ export const AdmissionReviewResponse = z.strictObject({
       code: z.number().int().optional(),
       message: z.string().optional(),
       reason: z.string().optional(),
+      details: z.strictObject({
+        causes: z.array(
+          z.strictObject({ reason: z.string(), message: z.string(), field: z.string().optional() }),
+        ),
+      }).optional(),
     }).optional(),
     patch: z.string().optional(),
     patchType: z.literal("JSONPatch").optional(),
@@ -56,10 +61,28 @@ export const AdmissionReviewResponse = z.strictObject({
 /** An AdmissionReview response. */
 export type AdmissionReviewResponse = z.infer<typeof AdmissionReviewResponse>;
 
+/**
+ * One reason a request was refused (`metav1.StatusCause`): `reason` names the rule that failed (a limit's field
+ * name such as `maxClusters`), `field` the path it is about. The API server hands causes to the client with the
+ * message; the service counts denials by them.
+ */
+export interface StatusCause {
+  readonly reason: string;
+  readonly message: string;
+  readonly field?: string;
+}
+
 /** What an admission decision function returns; the envelope is built by {@linkcode admissionResponse}. */
 export type AdmissionDecision =
   | { allowed: true; patch?: JsonPatchOp[]; warnings?: string[] }
-  | { allowed: false; message: string; code?: number; reason?: string; warnings?: string[] };
+  | {
+    allowed: false;
+    message: string;
+    code?: number;
+    reason?: string;
+    causes?: readonly StatusCause[];
+    warnings?: string[];
+  };
 
 /**
  * Builds the AdmissionReview response for a decision, echoing the request uid. A denial is still an HTTP 200
@@ -85,6 +108,7 @@ export function admissionResponse(uid: string, decision: AdmissionDecision): Adm
           code: decision.code ?? 403,
           message: decision.message,
           reason: decision.reason ?? "Forbidden",
+          ...(decision.causes?.length ? { details: { causes: decision.causes.map((c) => ({ ...c })) } } : {}),
         },
         ...warnings,
       },

@@ -9,7 +9,9 @@ import type { AppEnv, Runtime } from "./env.ts";
 /** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
 const NOW_HEADER_LOWER = "x-butler-now";
 import { createHttpMetrics, type HttpMetrics } from "./metrics.ts";
+import { createDomainMetrics, type DomainMetrics } from "./domain_metrics.ts";
 import type { Offload } from "./pool.ts";
+import type { Signal } from "../signals/mod.ts";
 
 /** A structured log record; the service prints one JSON line per record. */
 export type LogRecord = Record<string, unknown>;
@@ -36,6 +38,16 @@ export interface AppOptions {
   readonly retryAfterSeconds?: number;
   /** What admission webhooks read the API with; without it they answer 503 when they need a read. */
   readonly kube?: KubeClient;
+  /**
+   * Receives the signals of each answered request (after the answer is built). It must not throw into the
+   * request: whatever it does (metrics, Events) is its own business.
+   */
+  readonly onSignals?: (signals: readonly Signal[]) => void;
+  /**
+   * Hook calls (`/hooks/*`) must come with a client certificate the listener verified (`c.env.peer`), else 403.
+   * Probes, metrics and admission webhooks (the API server presents none) are not affected.
+   */
+  readonly requireClientCert?: boolean;
 }
 
 /** Shutdown state shared by `/readyz` and the server loop. */
@@ -49,6 +61,8 @@ export interface HookService {
   readonly app: Hono<AppEnv>;
   readonly lifecycle: Lifecycle;
   readonly metrics: HttpMetrics;
+  /** Pool, team, admission and inventory series, fed by the signals of each answer; in `metrics.registry`. */
+  readonly domain: DomainMetrics;
   /** `METHOD path` of every hook and webhook route registered. */
   readonly routes: readonly string[];
 }
@@ -68,6 +82,7 @@ const UNMATCHED = "unmatched";
 export function createApp(options: AppOptions): HookService {
   const app = new Hono<AppEnv>();
   const metrics = createHttpMetrics();
+  const domain = createDomainMetrics(metrics.registry);
   const log = options.log ?? (() => {});
   const elapsed = options.elapsed ?? (() => performance.now());
   const runtime: Runtime = {
@@ -97,6 +112,15 @@ export function createApp(options: AppOptions): HookService {
     metrics.observe(route, c.req.method, c.res.status, seconds);
     const subject = c.get("subject");
     const failure = c.get("failure");
+    const signals = c.get("signals");
+    if (signals?.length) {
+      try {
+        domain.record(signals);
+        options.onSignals?.(signals);
+      } catch (err) {
+        log({ msg: "signals not handled", error: err instanceof Error ? err.message : String(err) });
+      }
+    }
     log({
       msg: "request",
       method: c.req.method,
@@ -107,6 +131,23 @@ export function createApp(options: AppOptions): HookService {
       ...(failure ? { error: failure } : {}),
     });
   });
+
+  if (options.requireClientCert) {
+    app.use("/hooks/*", async (c, next) => {
+      const peer = c.env?.peer;
+      if (peer?.authorized) return await next();
+      const reason = peer?.reason ?? "no client certificate";
+      c.set(
+        "failure",
+        `client certificate refused: ${reason}${peer?.subject ? ` (CN=${peer.subject})` : ""}`,
+      );
+      return jsonError(
+        c,
+        403,
+        `hook calls need a client certificate signed by the hooks' client CA: ${reason}`,
+      );
+    });
+  }
 
   app.use(
     "*",
@@ -144,6 +185,7 @@ export function createApp(options: AppOptions): HookService {
         if (reply === "busy") return busy(c);
         if (reply.subject) c.set("subject", reply.subject);
         if (reply.failure) c.set("failure", reply.failure);
+        if (reply.signals?.length) c.set("signals", reply.signals);
         return c.body(reply.body, reply.status as ContentfulStatusCode, {
           "content-type": "application/json",
         });
@@ -179,5 +221,5 @@ export function createApp(options: AppOptions): HookService {
     return jsonError(c, 500, "internal error");
   });
 
-  return { app, lifecycle, metrics, routes };
+  return { app, lifecycle, metrics, domain, routes };
 }

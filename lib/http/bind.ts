@@ -18,6 +18,7 @@ import {
 import type { HookContext } from "../hook/mod.ts";
 import { KubeApiError, type KubeReader } from "../kube/mod.ts";
 import { parseTime } from "../time/mod.ts";
+import type { Signal } from "../signals/mod.ts";
 import { jsonError } from "./errors.ts";
 import type { AppEnv, Subject } from "./env.ts";
 
@@ -70,6 +71,12 @@ export interface Binding<Req extends z.ZodType, Res extends z.ZodType> {
     reads: Reads,
   ) => z.input<Res> | Staged<z.input<Res>>;
   readonly subject: (request: z.output<Req>) => Subject | undefined;
+  /** What the answer tells the service besides (metrics, Events); pure, and never changes the answer. */
+  readonly signals?: (
+    request: z.output<Req>,
+    response: z.output<Res>,
+    context: HookContext,
+  ) => readonly Signal[];
   /** What the function needs read from the API first (admission only); hooks read nothing. */
   readonly plan?: (request: z.output<Req>) => ReadPlan;
   /**
@@ -278,32 +285,71 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
       );
       return jsonError(c, 500, "internal error: the hook produced an invalid response");
     }
+    if (binding.signals) {
+      try {
+        c.set(
+          "signals",
+          binding.signals(request, checked.data as z.output<Res>, { now, config: runtime.hookConfig }),
+        );
+      } catch (err) {
+        // A signal is a side note: the answer stands, and the log says what went wrong.
+        c.set("failure", `signals: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
     return c.json(checked.data as Record<string, unknown>, 200);
   }
 }
 
-/** Binds a CompositeController sync or finalize hook. */
+/** Binds a CompositeController sync or finalize hook, with what its answers signal. */
 export function bindComposite(
   run: (request: CompositeRequest, context: HookContext) => z.input<typeof CompositeResponse>,
+  signals?: (
+    request: CompositeRequest,
+    response: CompositeResponse,
+    context: HookContext,
+  ) => readonly Signal[],
 ): Handler<AppEnv> {
   return bind({
     request: CompositeRequest,
     response: CompositeResponse,
     run,
     subject: (r) => subjectOf(r.parent),
+    ...(signals ? { signals } : {}),
   });
 }
 
-/** Binds a DecoratorController sync or finalize hook. */
+/** Binds a DecoratorController sync or finalize hook, with what its answers signal. */
 export function bindDecorator(
   run: (request: DecoratorRequest, context: HookContext) => z.input<typeof DecoratorResponse>,
+  signals?: (
+    request: DecoratorRequest,
+    response: DecoratorResponse,
+    context: HookContext,
+  ) => readonly Signal[],
 ): Handler<AppEnv> {
   return bind({
     request: DecoratorRequest,
     response: DecoratorResponse,
     run,
     subject: (r) => subjectOf(r.object),
+    ...(signals ? { signals } : {}),
   });
+}
+
+/**
+ * A denial's signal: one count per failing rule (the causes' reasons, else the status reason), by webhook.
+ *
+ * @example
+ * ```ts
+ * denialSignals("tenantcluster", response); // [{ signal: "denial", webhook: "tenantcluster", rules: ["maxClusters"] }]
+ * ```
+ */
+export function denialSignals(webhook: string, review: AdmissionReviewResponse): Signal[] {
+  const r = review.response;
+  if (r.allowed) return [];
+  const causes = r.status?.details?.causes.map((c) => c.reason) ?? [];
+  const rules = causes.length ? [...new Set(causes)] : [r.status?.reason ?? "Forbidden"];
+  return [{ signal: "denial", webhook, rules }];
 }
 
 /** Binds a customize hook (both controller kinds). */
@@ -326,6 +372,7 @@ export function bindCustomize(
  * in this process, so they stop conflicting with each other.
  */
 export function bindAdmission(
+  webhook: string,
   decide: (
     review: AdmissionReviewRequest,
     context: HookContext,
@@ -347,6 +394,7 @@ export function bindAdmission(
       if (review.request.dryRun) return admissionResponse(uid, d.response);
       return staged(admissionResponse(uid, d.response), d.write, admissionResponse(uid, d.contended));
     },
+    signals: (_, response) => denialSignals(webhook, response),
     subject: (r) => {
       const obj = (r.request.object ?? r.request.oldObject) as { kind?: unknown } | null | undefined;
       return {

@@ -1,5 +1,6 @@
 import type { HookConfig } from "../hook/mod.ts";
 import type { KubeClient } from "../kube/mod.ts";
+import type { Signal } from "../signals/mod.ts";
 
 /** The parent a request is about, for the log line (never its body). */
 export interface Subject {
@@ -17,11 +18,25 @@ export interface Runtime {
   readonly kube?: KubeClient | undefined;
 }
 
+/** The client certificate a TLS connection presented (set by the HTTPS listener when it asks for one). */
+export interface Peer {
+  /** Whether the certificate verified against the client CA. */
+  readonly authorized: boolean;
+  /** Why not, when not. */
+  readonly reason?: string;
+  /** The certificate's common name. */
+  readonly subject?: string;
+  /** When it expires, as the TLS layer prints it. */
+  readonly validTo?: string;
+}
+
 /** Hono environment of the hook service. */
 export interface AppEnv {
+  Bindings: { peer?: Peer };
   Variables: {
     runtime: Runtime;
     subject?: Subject;
     failure?: string;
+    signals?: readonly Signal[];
   };
 }

@@ -11,3 +11,5 @@ export * from "./errors.ts";
 export * from "./metrics.ts";
 export * from "./inflight.ts";
 export * from "./pool.ts";
+export * from "./domain_metrics.ts";
+export * from "./tls_server.ts";

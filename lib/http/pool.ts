@@ -6,6 +6,7 @@
  * @module
  */
 import type { Subject } from "./env.ts";
+import type { Signal } from "../signals/mod.ts";
 
 /**
  * A hook request handed to a worker: the route, its body as received, and the headers the app reads. The body's
@@ -25,6 +26,8 @@ export interface OffloadReply {
   readonly body: string;
   readonly subject?: Subject;
   readonly failure?: string;
+  /** What the answer signals (metrics, Events), handled on the main thread. */
+  readonly signals?: readonly Signal[];
 }
 
 /** Where hook requests go when they are not run on the main thread. */

@@ -6,3 +6,4 @@
  */
 export * from "./client.ts";
 export * from "./config.ts";
+export * from "./events.ts";

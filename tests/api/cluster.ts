@@ -5,6 +5,7 @@
  * @module
  */
 import { parse, parseAllDocuments } from "yaml";
+import { operatorCrds } from "./tools.ts";
 
 /** Files the control plane wrote: kubeconfig, its CA, and a serving pair for the hook service (127.0.0.1). */
 export interface Cluster {
@@ -126,6 +127,10 @@ export async function kubectlValidate(paths: readonly string[]): Promise<Run> {
       `${ROOT}/manifests/crds`,
       "--local-crds",
       `${ROOT}/tests/api/crds`,
+      "--local-crds",
+      await operatorCrds("cert-manager"),
+      "--local-crds",
+      await operatorCrds("prometheus-operator"),
       "--version",
       "1.30",
       "--output",
@@ -255,6 +260,25 @@ export async function api(
 let installed: Promise<void> | undefined;
 
 /**
+ * The CRDs of the operators the shipped objects belong to (no operator runs): cert-manager's, which the base
+ * needs, and prometheus-operator's ServiceMonitor and PrometheusRule, which the monitoring component needs.
+ */
+export async function installOperatorCrds(): Promise<void> {
+  const monitoring = await operatorCrds("prometheus-operator");
+  await kubectlOk([
+    "apply",
+    "--server-side",
+    "-f",
+    await operatorCrds("cert-manager"),
+    "-f",
+    `${monitoring}/monitoring.coreos.com_servicemonitors.yaml`,
+    "-f",
+    `${monitoring}/monitoring.coreos.com_prometheusrules.yaml`,
+  ]);
+  await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+}
+
+/**
  * Installs the test Metacontroller CRDs and `kubectl apply --server-side -k manifests/` (strict field validation),
  * then waits for every CRD to be established and every shipped admission policy to answer (a new policy binding
  * takes effect within seconds, not at once; an example the policy refuses shows when it does). Idempotent and
@@ -263,6 +287,7 @@ let installed: Promise<void> | undefined;
 export function installManifests(): Promise<void> {
   installed ??= (async () => {
     await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "tests/api/crds/"]);
+    await installOperatorCrds();
     await kubectlOk(["apply", "--server-side", "--validate=strict", "-k", "manifests/"]);
     await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
     await Promise.all(invalidExamples().filter((e) => e.refusedBy).map(awaitPolicy));

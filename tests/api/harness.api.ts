@@ -26,7 +26,7 @@ const DENY_LABEL = "butler.test/deny";
 const harnessRoute: RouteRegistrar = (app) => {
   app.post(
     "/webhooks/validate/harness",
-    bindAdmission((review: AdmissionReviewRequest) => {
+    bindAdmission("harness", (review: AdmissionReviewRequest) => {
       const obj = review.request.object as { metadata?: { labels?: Record<string, string> } } | undefined;
       const user = (review.request as { userInfo?: { username?: string } }).userInfo?.username ?? "";
       return obj?.metadata?.labels?.[DENY_LABEL]

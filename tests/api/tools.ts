@@ -80,3 +80,42 @@ export async function kubectlValidateBinary(): Promise<string> {
   }
   return bin;
 }
+
+/** Builds (or finds in the cache) `tests/promql`, Prometheus's PromQL parser as a command, and returns its path. */
+export async function promqlBinary(): Promise<string> {
+  const key = await sha256(["tests/promql/go.mod", "tests/promql/go.sum", "tests/promql/main.go"]);
+  const bin = `${cacheDir()}/butler-promql-${key}`;
+  if (!exists(bin)) {
+    console.log(`building the PromQL parser into ${bin}`);
+    await go(["build", "-trimpath", "-o", bin, "."], `${root}/tests/promql`);
+  }
+  return bin;
+}
+
+/**
+ * The CRDs of the operators our optional objects belong to, at the versions the README pins, from their Go
+ * modules (the module proxy is the one registry the suite may use): cert-manager's Certificate and Issuer, and
+ * prometheus-operator's ServiceMonitor and PrometheusRule. Returns the directories holding them.
+ */
+export const OPERATOR_CRDS = {
+  "cert-manager": { module: "github.com/cert-manager/cert-manager", version: "v1.19.1", dir: "deploy/crds" },
+  "prometheus-operator": {
+    module: "github.com/prometheus-operator/prometheus-operator",
+    version: "v0.85.0",
+    dir: "example/prometheus-operator-crd",
+  },
+} as const;
+
+/** Downloads (or finds in the module cache) an operator's module and returns the directory of its CRDs. */
+export async function operatorCrds(name: keyof typeof OPERATOR_CRDS): Promise<string> {
+  const { module, version, dir } = OPERATOR_CRDS[name];
+  const out = await new Deno.Command("go", {
+    args: ["mod", "download", "-json", `${module}@${version}`],
+    cwd: root,
+    env: { GOFLAGS: "-mod=mod" },
+    stderr: "inherit",
+  }).output();
+  if (!out.success) throw new Error(`go mod download ${module}@${version} failed`);
+  const { Dir } = JSON.parse(new TextDecoder().decode(out.stdout)) as { Dir: string };
+  return `${Dir}/${dir}`;
+}

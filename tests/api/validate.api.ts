@@ -4,7 +4,7 @@
  * object a fixture says is stored.
  */
 import assert from "node:assert/strict";
-import { parseAllDocuments, stringify } from "yaml";
+import { parseAllDocuments } from "yaml";
 import { discoverGoldenCases, loadKustomization } from "../../lib/testing/mod.ts";
 import { invalidExamples, kubectlValidate, ROOT, yamlFiles } from "./cluster.ts";
 
@@ -38,21 +38,22 @@ Deno.test("kubectl-validate: manifests/ as kubectl kustomize renders it", async 
   assert.deepEqual(failures(results), []);
 });
 
-Deno.test("kubectl-validate: the base with the admission-webhooks component", async () => {
-  const rendered = await new Deno.Command("kubectl", {
-    args: ["kustomize", `${ROOT}/examples/kustomize/with-admission-webhooks`],
-  }).output();
-  assert.ok(rendered.success, new TextDecoder().decode(rendered.stderr));
-  // kubectl-validate has no cert-manager schemas offline: its two objects are left out here.
-  const docs = parseAllDocuments(new TextDecoder().decode(rendered.stdout)).map((d) => d.toJS())
-    .filter((d) => !String(d?.apiVersion).startsWith("cert-manager.io/"));
-  assert.ok(docs.some((d) => d.kind === "ValidatingWebhookConfiguration"));
-  const dir = await Deno.makeTempDir();
-  await Deno.writeTextFile(`${dir}/overlay.yaml`, docs.map((d) => stringify(d)).join("---\n"));
-  const results = await validate([`${dir}/overlay.yaml`]);
-  assert.equal([...results.values()].flat().length, docs.length, "every rendered document is validated");
-  assert.deepEqual(failures(results), []);
-});
+for (const overlay of ["with-admission-webhooks", "production"]) {
+  Deno.test(`kubectl-validate: the ${overlay} overlay, cert-manager and prometheus-operator objects included`, async () => {
+    const rendered = await new Deno.Command("kubectl", {
+      args: ["kustomize", `${ROOT}/examples/kustomize/${overlay}`],
+    }).output();
+    assert.ok(rendered.success, new TextDecoder().decode(rendered.stderr));
+    const docs = parseAllDocuments(new TextDecoder().decode(rendered.stdout)).map((d) => d.toJS());
+    assert.ok(docs.some((d) => d.kind === "ValidatingWebhookConfiguration"));
+    assert.ok(docs.some((d) => d.kind === "Certificate"));
+    const dir = await Deno.makeTempDir();
+    await Deno.writeFile(`${dir}/overlay.yaml`, rendered.stdout);
+    const results = await validate([`${dir}/overlay.yaml`]);
+    assert.equal([...results.values()].flat().length, docs.length, "every rendered document is validated");
+    assert.deepEqual(failures(results), []);
+  });
+}
 
 Deno.test("kubectl-validate: the base sized for large pools", async () => {
   const rendered = await new Deno.Command("kubectl", {

@@ -7,7 +7,8 @@
 //
 // It writes into DIR: ca.crt; other-ca.crt (an unrelated CA, for negative tests); the API server's serving
 // pair; a serving pair for the hook service on 127.0.0.1 signed by ca.crt (hook.crt/hook.key, for admission
-// webhooks and Metacontroller hooks over TLS); tokens.csv; and a kubeconfig (admin token, member of
+// webhooks and Metacontroller hooks over TLS), a client pair for Metacontroller (metacontroller.crt/.key), a
+// pair signed by the unrelated other-ca.crt (stranger.crt/.key); tokens.csv; and a kubeconfig (admin token, member of
 // system:masters, so it may impersonate). When /readyz answers, it writes DIR/ready holding the server URL. It
 // stops on SIGTERM/SIGINT or when its standard input closes, so a test runner that dies never leaves it behind.
 //
@@ -289,14 +290,19 @@ func writePKI(dir string) error {
 	if err := writePEM(filepath.Join(dir, "ca.key"), "PRIVATE KEY", caKeyDER); err != nil {
 		return err
 	}
-	// A second, unrelated CA: tests use it to show that a server it does not vouch for is refused.
-	if err := writeCA(dir, "other-ca"); err != nil {
+	// A second, unrelated CA: tests use it to show that a server it does not vouch for is refused, and its
+	// leaf "stranger" is a certificate the hook service must not trust (and a key pair to rotate to).
+	otherCert, otherKey, err := writeCA(dir, "other-ca")
+	if err != nil {
 		return err
 	}
-	for i, name := range []string{"apiserver", "hook"} {
+	for i, name := range []string{"apiserver", "hook", "metacontroller"} {
 		if err := writeLeaf(dir, name, int64(i+2), caCert, caKey); err != nil {
 			return err
 		}
+	}
+	if err := writeLeaf(dir, "stranger", 2, otherCert, otherKey); err != nil {
+		return err
 	}
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -322,25 +328,29 @@ func writePKI(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(tokens), 0o600)
 }
 
-func writeCA(dir, name string) error {
+func writeCA(dir, name string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: name},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return writePEM(filepath.Join(dir, name+".crt"), "CERTIFICATE", der)
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cert, key, writePEM(filepath.Join(dir, name+".crt"), "CERTIFICATE", der)
 }
 
 func writeLeaf(dir, name string, serial int64, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error {

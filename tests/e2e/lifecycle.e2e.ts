@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { getObject, kubectl, kubectlOk } from "../api/cluster.ts";
+import { cluster, getObject, installOperatorCrds, kubectl, kubectlOk } from "../api/cluster.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
@@ -30,13 +30,40 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
 const conditionTrue = (o: Obj | undefined, type: string) =>
   (o?.status?.conditions ?? []).some((c: Obj) => c.type === type && c.status === "True");
 
-Deno.test("install: the controllers point at the hook service", async () => {
+/** A kubernetes.io/tls Secret as cert-manager writes it, from the test PKI's files. */
+function tlsSecret(name: string, pair: string, withCa: boolean): Obj {
+  const file = (f: string) => btoa(Deno.readTextFileSync(`${cluster().dir}/${f}`));
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    type: "kubernetes.io/tls",
+    metadata: { name, namespace: "butler-system" },
+    data: {
+      "tls.crt": file(`${pair}.crt`),
+      "tls.key": file(`${pair}.key`),
+      ...(withCa ? { "ca.crt": file("ca.crt") } : {}),
+    },
+  };
+}
+
+Deno.test("install: the controllers point at the hook service, over TLS with Metacontroller's certificate", async () => {
   const hooks = Deno.env.get("BUTLER_HOOKS_URL");
   assert.ok(hooks, "BUTLER_HOOKS_URL is set by tests/e2e/run.ts");
   await kubectlOk(["apply", "--server-side", "-f", "tests/api/crds/"]);
-  await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+  await installOperatorCrds();
+  // No cert-manager runs here: the Secrets its Certificates would write, before the controllers read them.
+  await kubectl(["create", "namespace", "butler-system"]);
+  for (
+    const secret of [
+      tlsSecret("butler-hooks-tls", "hook", true),
+      tlsSecret("butler-metacontroller-client-tls", "metacontroller", false),
+    ]
+  ) {
+    await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(secret) });
+  }
   const rendered = await kubectlOk(["kustomize", "manifests/"]);
-  const pointed = rendered.replaceAll("http://butler-hooks.butler-system/", `${hooks}/`);
+  const pointed = rendered.replaceAll("https://butler-hooks.butler-system.svc/", `${hooks}/`)
+    .replaceAll("host: butler-hooks.butler-system.svc", `host: ${new URL(hooks).host}`);
   assert.notEqual(pointed, rendered);
   await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "-"], { stdin: pointed });
   await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
@@ -294,9 +321,13 @@ Deno.test("a pool stored by version 0.1 (status.grants) is migrated by the contr
         assert.equal(a.status.allocatedCount, 4);
         assert.equal(a.status.allocatedAt, "2026-11-01T00:00:00Z");
       }
-      const pool = (await getPool())!;
+      // The allocations read their grants from the migrated ledger, possibly before the pool synced its fixed
+      // spec: wait for that sync rather than read the pool once.
+      const pool = await eventually("the pool Ready with its fixed spec", async () => {
+        const o = await getPool();
+        return conditionTrue(o, "Ready") ? o : undefined;
+      });
       assert.equal(pool.status.allocationCount, 3);
-      assert.ok(conditionTrue(pool, "Ready"));
     },
   );
   await t.step("cleanup: allocations released, pool and namespace gone", async () => {

@@ -1,7 +1,8 @@
 /**
  * `deno task test:e2e`: the real controller tier. Starts the test control plane (as `deno task test:api` does),
- * the hook service on loopback, and the Metacontroller binary given in `METACONTROLLER_BIN` (>= 4.16), installs
- * `manifests/` with the controllers pointed at the hook service, and runs every `tests/e2e/*.e2e.ts` lifecycle
+ * the hook service on loopback over HTTPS requiring client certificates, and the Metacontroller binary given in
+ * `METACONTROLLER_BIN` (>= 4.16), installs `manifests/` with the controllers pointed at the hook service (the
+ * Secrets cert-manager would write made from the test PKI), and runs every `tests/e2e/*.e2e.ts` lifecycle
  * against them. This project never builds Metacontroller: bring your own binary.
  *
  * @module
@@ -28,10 +29,10 @@ function freePort(): number {
   return port;
 }
 
-async function waitHttp(url: string): Promise<void> {
+async function waitHttp(url: string, client: Deno.HttpClient): Promise<void> {
   for (let i = 0; i < 100; i++) {
     try {
-      const res = await fetch(url);
+      const res = await fetch(url, { client });
       await res.body?.cancel();
       if (res.ok) return;
     } catch { /* not listening yet */ }
@@ -56,12 +57,23 @@ function spawnLogged(argv: string[], log: string, env: Record<string, string>): 
   }).spawn();
 }
 
+// As deployed: HTTPS, and hook calls only with a client certificate from the test CA (Metacontroller's, which
+// the install step puts where the controllers' clientTLS reads it). Events are written with the admin kubeconfig.
 const hooks = spawnLogged(
   [Deno.execPath(), "run", "--allow-net", "--allow-env", "--allow-read", "main.ts"],
   `${plane.dir}/hooks.log`,
-  { PORT: String(hookPort), HOST: "127.0.0.1" },
+  {
+    PORT: String(hookPort),
+    HOST: "127.0.0.1",
+    TLS_CERT_FILE: `${plane.dir}/hook.crt`,
+    TLS_KEY_FILE: `${plane.dir}/hook.key`,
+    TLS_CLIENT_CA_FILE: `${plane.dir}/ca.crt`,
+    KUBECONFIG: `${plane.dir}/kubeconfig`,
+  },
 );
-await waitHttp(`http://127.0.0.1:${hookPort}/readyz`);
+const probe = Deno.createHttpClient({ caCerts: [Deno.readTextFileSync(`${plane.dir}/ca.crt`)] });
+await waitHttp(`https://127.0.0.1:${hookPort}/readyz`, probe);
+probe.close();
 
 const mc = spawnLogged(
   [
@@ -88,7 +100,7 @@ const test = new Deno.Command(Deno.execPath(), {
   env: {
     BUTLER_TEST_CLUSTER: plane.dir,
     DENO_CERT: `${plane.dir}/ca.crt`,
-    BUTLER_HOOKS_URL: `http://127.0.0.1:${hookPort}`,
+    BUTLER_HOOKS_URL: `https://127.0.0.1:${hookPort}`,
   },
   stdout: "inherit",
   stderr: "inherit",

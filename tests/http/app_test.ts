@@ -66,13 +66,15 @@ const echoRoutes: RouteRegistrar = (app: Hono<AppEnv>) => {
   );
   app.post(
     "/webhooks/validate/echo",
-    bindAdmission((review) =>
-      review.request.operation === "CREATE"
-        ? { allowed: false, message: "spec.aws.region: Required value" }
-        : {
-          allowed: true,
-          patch: [{ op: "add", path: "/metadata/labels", value: { a: "b" } }],
-        }
+    bindAdmission(
+      "echo",
+      (review) =>
+        review.request.operation === "CREATE"
+          ? { allowed: false, message: "spec.aws.region: Required value" }
+          : {
+            allowed: true,
+            patch: [{ op: "add", path: "/metadata/labels", value: { a: "b" } }],
+          },
     ),
   );
 };

@@ -13,7 +13,7 @@ import type { WorkerInit } from "../../worker.ts";
 const root = new URL("../fixtures", import.meta.url).pathname;
 const init: WorkerInit = { bodyLimitBytes: 16 << 20, clockOverride: true, hookConfig: DEFAULT_HOOK_CONFIG };
 
-Deno.test("every golden fixture answered the same by the worker pool", async () => {
+Deno.test("every golden fixture answered the same by the worker pool, with the same signals", async () => {
   const cases = discoverGoldenCases(root).filter((c) => c.route.startsWith("/hooks/"));
   assert.ok(cases.length > 50);
   const pool = createWorkerPool({
@@ -25,19 +25,37 @@ Deno.test("every golden fixture answered the same by the worker pool", async () 
   });
   try {
     await pool.ready;
-    const { app } = createApp({ ...init, routes: HOOK_ROUTES, clock: () => TEST_EPOCH, offload: pool });
+    const offloaded: string[] = [];
+    const local: string[] = [];
+    const { app, metrics } = createApp({
+      ...init,
+      routes: HOOK_ROUTES,
+      clock: () => TEST_EPOCH,
+      offload: pool,
+      onSignals: (s) => offloaded.push(...s.map((x) => JSON.stringify(x))),
+    });
+    const here = createApp({
+      ...init,
+      routes: HOOK_ROUTES,
+      clock: () => TEST_EPOCH,
+      onSignals: (s) => local.push(...s.map((x) => JSON.stringify(x))),
+    });
     const answers = await Promise.all(cases.map(async (c) => {
       const headers: Record<string, string> = { "content-type": "application/json" };
       try {
         headers["X-Butler-Now"] = (await Deno.readTextFile(`${c.dir}/now`)).trim();
       } catch { /* no now file: the app's clock */ }
-      const res = await app.request(c.route, {
-        method: "POST",
-        headers,
-        body: await Deno.readTextFile(`${c.dir}/request.json`),
-      });
+      const body = await Deno.readTextFile(`${c.dir}/request.json`);
+      const res = await app.request(c.route, { method: "POST", headers, body });
+      await here.app.request(c.route, { method: "POST", headers, body });
       return { c, status: res.status, body: await res.json() };
     }));
+    assert.ok(offloaded.some((s) => s.includes('"signal":"event"')), "capacity Events among the signals");
+    assert.deepEqual(offloaded.sort(), local.sort());
+    assert.match(
+      await metrics.registry.metrics(),
+      /butler_networkpool_available_ips\{namespace="butler-system"/,
+    );
     for (const { c, status, body } of answers) {
       assert.equal(status, 200, `${c.kind}/${c.hook}/${c.name}`);
       const expected = JSON.parse(await Deno.readTextFile(`${c.dir}/response.json`));

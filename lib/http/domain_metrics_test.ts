@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import client from "prom-client";
+import { createDomainMetrics, SERIES_TTL_SECONDS } from "./domain_metrics.ts";
+
+function setup() {
+  const registry = new client.Registry();
+  let now = 0;
+  const metrics = createDomainMetrics(registry, () => now);
+  return { registry, metrics, advance: (s: number) => (now += s * 1000) };
+}
+
+Deno.test("domain metrics from signals", async (t) => {
+  await t.step("a pool's figures and utilisation; gone drops them", async () => {
+    const { registry, metrics } = setup();
+    metrics.record([{
+      signal: "pool",
+      namespace: "butler-system",
+      name: "a",
+      totalIPs: 16,
+      allocatedIPs: 12,
+      availableIPs: 4,
+      largestFreeBlock: 4,
+      allocationCount: 3,
+    }]);
+    const text = await registry.metrics();
+    assert.match(text, /butler_networkpool_utilization_ratio\{namespace="butler-system",pool="a"\} 0\.75/);
+    assert.match(text, /butler_networkpool_largest_free_block\{namespace="butler-system",pool="a"\} 4/);
+    assert.match(text, /butler_networkpool_grants\{namespace="butler-system",pool="a"\} 3/);
+    metrics.record([{ signal: "pool", namespace: "butler-system", name: "a", gone: true }]);
+    assert.doesNotMatch(await registry.metrics(), /pool="a"/);
+  });
+
+  await t.step("team utilisation as a ratio, and exceeded as 0/1", async () => {
+    const { registry, metrics } = setup();
+    metrics.record([{
+      signal: "team",
+      name: "dev",
+      utilization: { clusters: 60, cpu: 120 },
+      quotaStatus: "Exceeded",
+    }]);
+    const text = await registry.metrics();
+    assert.match(text, /butler_team_quota_utilization_ratio\{team="dev",resource="clusters"\} 0\.6/);
+    assert.match(text, /butler_team_quota_utilization_ratio\{team="dev",resource="cpu"\} 1\.2/);
+    assert.match(text, /butler_team_quota_exceeded\{team="dev"\} 1/);
+    metrics.record([{ signal: "team", name: "dev", gone: true }]);
+    assert.doesNotMatch(await registry.metrics(), /team="dev"/);
+  });
+
+  await t.step("denials count once per failing rule", async () => {
+    const { registry, metrics } = setup();
+    metrics.record([{ signal: "denial", webhook: "tenantcluster", rules: ["maxClusters", "maxCPUCores"] }]);
+    metrics.record([{ signal: "denial", webhook: "tenantcluster", rules: ["maxClusters"] }]);
+    const text = await registry.metrics();
+    assert.match(text, /butler_admission_denials_total\{webhook="tenantcluster",rule="maxClusters"\} 2/);
+    assert.match(text, /butler_admission_denials_total\{webhook="tenantcluster",rule="maxCPUCores"\} 1/);
+  });
+
+  await t.step("series not refreshed within the TTL are no longer reported", async () => {
+    const { registry, metrics, advance } = setup();
+    metrics.record([{ signal: "inventory", namespace: "team-a", name: "c1", ageSeconds: 42 }]);
+    metrics.record([{ signal: "inventory", namespace: "team-a", name: "c2", ageSeconds: 7 }]);
+    advance(SERIES_TTL_SECONDS - 10);
+    metrics.record([{ signal: "inventory", namespace: "team-a", name: "c2", ageSeconds: 8 }]);
+    advance(20);
+    const text = await registry.metrics();
+    assert.doesNotMatch(text, /tenantcluster="c1"/);
+    assert.match(
+      text,
+      /butler_loadbalancer_inventory_age_seconds\{namespace="team-a",tenantcluster="c2"\} 8/,
+    );
+  });
+
+  await t.step("Events written and failed, by reason", async () => {
+    const { registry, metrics } = setup();
+    metrics.event("PoolCapacityWarning", "written");
+    metrics.event("PoolCapacityWarning", "failed");
+    assert.match(
+      await registry.metrics(),
+      /butler_events_total\{reason="PoolCapacityWarning",result="failed"\} 1/,
+    );
+  });
+});

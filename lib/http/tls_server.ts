@@ -1,0 +1,196 @@
+/**
+ * The HTTPS listener: serves the app with a key pair read from files and reloaded when they change (cert-manager
+ * renews a Secret; the kubelet swaps the mounted files), and, given a client CA, asks every client for a
+ * certificate and hands what it found to the app (`c.env.peer`), which decides per route. Deno's own
+ * `Deno.serve` can neither verify client certificates nor swap its key pair, so this listener is `node:https`.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import https from "node:https";
+import type { TLSSocket } from "node:tls";
+import type { Peer } from "./env.ts";
+
+/** Where the key pair (and the CA that signs accepted client certificates) are read from. */
+export interface TlsFiles {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** PEM CA bundle; when set, clients are asked for a certificate and `peer` says whether it verified. */
+  readonly clientCaFile?: string | undefined;
+}
+
+/** Options of {@linkcode serveTls}. */
+export interface ServeTlsOptions extends TlsFiles {
+  readonly hostname: string;
+  readonly port: number;
+  /** Seconds between checks of the files for a new key pair; 0 never checks. */
+  readonly reloadSeconds: number;
+  readonly readFile?: (path: string) => string;
+  readonly log?: (record: Record<string, unknown>) => void;
+  readonly onListen?: (address: { hostname: string; port: number }) => void;
+}
+
+/** A running HTTPS listener. */
+export interface TlsServer {
+  /** Resolves when the listener is bound. */
+  readonly ready: Promise<{ hostname: string; port: number }>;
+  /** Reads the files now and swaps the key pair if they changed; true when it did. */
+  reload(): boolean;
+  /** Stops accepting connections, closes idle ones, and resolves when every open one is done. */
+  shutdown(): Promise<void>;
+}
+
+type Material = { cert: string; key: string; ca?: string };
+
+function read(files: TlsFiles, readFile: (path: string) => string): Material {
+  return {
+    cert: readFile(files.certFile),
+    key: readFile(files.keyFile),
+    ...(files.clientCaFile ? { ca: readFile(files.clientCaFile) } : {}),
+  };
+}
+
+/** What the client presented, as the app sees it. */
+function peerOf(socket: TLSSocket, asked: boolean): Peer | undefined {
+  if (!asked) return undefined;
+  const cert = socket.getPeerCertificate?.();
+  const presented = !!cert && Object.keys(cert).length > 0;
+  if (!presented) return { authorized: false, reason: "no client certificate" };
+  const subject = typeof cert.subject?.CN === "string" ? cert.subject.CN : undefined;
+  return socket.authorized
+    ? {
+      authorized: true,
+      ...(subject ? { subject } : {}),
+      ...(cert.valid_to ? { validTo: cert.valid_to } : {}),
+    }
+    : {
+      authorized: false,
+      reason: `client certificate not trusted (${String(socket.authorizationError ?? "unverified")})`,
+      ...(subject ? { subject } : {}),
+    };
+}
+
+function toRequest(req: IncomingMessage, origin: string): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) { for (const v of value) headers.append(name, v); }
+    else if (value !== undefined) headers.set(name, value);
+  }
+  const method = req.method ?? "GET";
+  const hasBody = method !== "GET" && method !== "HEAD";
+  const body = hasBody
+    ? new ReadableStream<Uint8Array>({
+      start(controller) {
+        req.on("data", (chunk: Buffer) => controller.enqueue(new Uint8Array(chunk)));
+        req.on("end", () => controller.close());
+        req.on("error", (err) => controller.error(err));
+      },
+      cancel() {
+        req.destroy();
+      },
+    })
+    : null;
+  return new Request(new URL(req.url ?? "/", origin), {
+    method,
+    headers,
+    ...(body ? { body, duplex: "half" } as RequestInit : {}),
+  });
+}
+
+async function send(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  response.headers.forEach((value, name) => {
+    const prior = headers[name];
+    headers[name] = prior === undefined ? value : [...(Array.isArray(prior) ? prior : [prior]), value];
+  });
+  const body = Buffer.from(await response.arrayBuffer());
+  headers["content-length"] = String(body.length);
+  res.writeHead(response.status, headers);
+  res.end(body);
+}
+
+/**
+ * Serves `fetch` over HTTPS. `fetch` receives the request and `{ peer }` (undefined unless a client CA is set).
+ * A key pair that fails to load at a reload is logged and the current one kept; at start it throws.
+ *
+ * @example
+ * ```ts
+ * const server = serveTls({ hostname: "0.0.0.0", port: 8443, certFile, keyFile, clientCaFile, reloadSeconds: 10 },
+ *   (req, env) => app.fetch(req, env));
+ * ```
+ */
+export function serveTls(
+  options: ServeTlsOptions,
+  fetch: (request: Request, env: { peer?: Peer }) => Response | Promise<Response>,
+): TlsServer {
+  const readFile = options.readFile ?? ((p: string) => Deno.readTextFileSync(p));
+  const log = options.log ?? (() => {});
+  const asked = options.clientCaFile !== undefined;
+  let current = read(options, readFile);
+  const server = https.createServer({
+    ...current,
+    // Ask for a certificate but let the handshake finish: the app answers 403 with a reason, and probes and the
+    // API server's admission calls (which present none) still reach the routes that do not need one.
+    requestCert: asked,
+    rejectUnauthorized: false,
+  }, (req, res) => {
+    const socket = req.socket as TLSSocket;
+    const origin = `https://${req.headers.host ?? "localhost"}`;
+    Promise.resolve()
+      .then(() => fetch(toRequest(req, origin), { ...(asked ? { peer: peerOf(socket, asked) } : {}) }))
+      .then((response) => send(res, response))
+      .catch((err) => {
+        log({ msg: "response failed", error: err instanceof Error ? err.message : String(err) });
+        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: "internal error" }));
+      });
+  });
+  const ready = new Promise<{ hostname: string; port: number }>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => {
+      const address = server.address();
+      const bound = {
+        hostname: options.hostname,
+        port: typeof address === "object" && address ? address.port : options.port,
+      };
+      options.onListen?.(bound);
+      resolve(bound);
+    });
+  });
+
+  function reload(): boolean {
+    let next: Material;
+    try {
+      next = read(options, readFile);
+    } catch (err) {
+      log({ msg: "TLS files not reloaded", error: err instanceof Error ? err.message : String(err) });
+      return false;
+    }
+    if (next.cert === current.cert && next.key === current.key && next.ca === current.ca) return false;
+    try {
+      server.setSecureContext({ ...next });
+    } catch (err) {
+      // Half-written files (a certificate from the new pair, the key from the old) fail here; the next check
+      // sees the whole pair.
+      log({ msg: "TLS key pair not swapped", error: err instanceof Error ? err.message : String(err) });
+      return false;
+    }
+    current = next;
+    log({ msg: "TLS key pair reloaded", certFile: options.certFile });
+    return true;
+  }
+
+  const timer = options.reloadSeconds > 0 ? setInterval(reload, options.reloadSeconds * 1000) : undefined;
+  return {
+    ready,
+    reload,
+    shutdown() {
+      if (timer !== undefined) clearInterval(timer);
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      });
+    },
+  };
+}

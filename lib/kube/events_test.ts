@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import type { EventSignal } from "../signals/mod.ts";
+import type { KubeClient } from "./client.ts";
+import { createEventWriter, eventObject, eventPath, MAX_EVENT_WRITES } from "./events.ts";
+
+const signal: EventSignal = {
+  signal: "event",
+  regarding: {
+    apiVersion: "butler.butlerlabs.dev/v1alpha1",
+    kind: "NetworkPool",
+    namespace: "butler-system",
+    name: "pool-a",
+    uid: "u1",
+  },
+  type: "Warning",
+  reason: "PoolCapacityWarning",
+  message: "Pool filling up",
+};
+
+Deno.test("eventObject is a core/v1 Event about the object, named to be unique per index", () => {
+  const now = new Date("2026-11-23T01:00:00.123Z");
+  const e = eventObject(signal, now, "pod-1", 2) as Record<string, Record<string, unknown>>;
+  assert.equal(e.metadata!.name, `pool-a.${(BigInt(now.getTime()) * 1_000_000n + 2n).toString(16)}`);
+  assert.equal(e.metadata!.namespace, "butler-system");
+  assert.deepEqual(e.involvedObject, {
+    apiVersion: "butler.butlerlabs.dev/v1alpha1",
+    kind: "NetworkPool",
+    name: "pool-a",
+    namespace: "butler-system",
+    uid: "u1",
+  });
+  assert.equal(e.firstTimestamp, "2026-11-23T01:00:00Z");
+  assert.deepEqual(e.source, { component: "butler-hooks", host: "pod-1" });
+  assert.equal(eventPath(signal), "/api/v1/namespaces/butler-system/events");
+});
+
+Deno.test("the Event writer reports failures instead of throwing, and bounds writes under way", async () => {
+  const results: (string | undefined)[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const kube = {
+    write: async (_m: string, _p: string, body: unknown) => {
+      await gate;
+      if ((body as { message: string }).message === "fail") throw new Error("403 Forbidden");
+      return body;
+    },
+  } as unknown as KubeClient;
+  const writer = createEventWriter({ kube, instance: "i", done: (_s, error) => results.push(error) });
+  writer.write([{ ...signal, message: "fail" }, ...Array.from({ length: MAX_EVENT_WRITES }, () => signal)]);
+  // The writer took MAX_EVENT_WRITES; the last one found no room and was given up at once.
+  assert.deepEqual(results, [`more than ${MAX_EVENT_WRITES} Event writes under way`]);
+  release();
+  await writer.idle();
+  assert.equal(results.length, MAX_EVENT_WRITES + 1);
+  assert.equal(results.filter((r) => r === "403 Forbidden").length, 1);
+  assert.equal(results.filter((r) => r === undefined).length, MAX_EVENT_WRITES - 1);
+});
