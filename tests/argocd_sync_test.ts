@@ -25,19 +25,30 @@ Deno.test("Argo CD sync waves order Butler's install", () => {
   const objects = [
     ...loadKustomization(`${ROOT}manifests`),
     ...component(`${ROOT}manifests/components/admission-webhooks`),
+    ...component(`${ROOT}manifests/components/monitoring`),
+    ...component(`${ROOT}manifests/components/network-policy`),
   ];
   for (const m of objects) {
     assert.ok(Number.isInteger(wave(m)), `${m.kind} ${m.metadata.name} has a sync wave`);
   }
   const waves = (kinds: string[]) => objects.filter((m) => kinds.includes(m.kind)).map(wave);
   const first = waves(["Namespace", "CustomResourceDefinition", "Certificate", "Issuer"]);
-  const service = waves(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "Deployment"]);
+  const service = waves([
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Service",
+    "Deployment",
+    "NetworkPolicy",
+  ]);
   const last = waves([
     "CompositeController",
     "DecoratorController",
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionPolicyBinding",
     "ValidatingWebhookConfiguration",
+    "ServiceMonitor",
+    "PrometheusRule",
   ]);
   assert.ok(first.length >= 9 && service.length >= 5 && last.length >= 10);
   assert.ok(Math.max(...first) < Math.min(...service), "CRDs and cert-manager objects before the service");
