@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { KINDS } from "../../lib/butler/mod.ts";
 import type { ConditionInput } from "../../lib/conditions/mod.ts";
-import type { DecoratorRequest, DecoratorResponse } from "../../lib/contract/mod.ts";
-import type { EventSignal, Signal } from "../../lib/signals/mod.ts";
+import type { EventSignal } from "../../lib/signals/mod.ts";
 import { formatTime, parseTime } from "../../lib/time/mod.ts";
 
 /** Seconds between two capacity Events of the same tier on one pool (the seed: one per 10 minutes). */
@@ -122,32 +121,4 @@ export function capacityEvent(
     reason,
     message: `${text} the ${tier.percent}% threshold of ${a.type}. ${now}`,
   };
-}
-
-/**
- * The signals of a NetworkPool sync: the pool's figures for metrics (or `gone` once finalized), and one Event per
- * announcement the response makes that the request's status did not hold.
- */
-export function networkPoolSignals(request: DecoratorRequest, response: DecoratorResponse): Signal[] {
-  const { metadata } = request.object;
-  const pool = { namespace: metadata.namespace ?? "", name: metadata.name };
-  if (response.finalized) return [{ signal: "pool", ...pool, gone: true }];
-  const status = (response.status ?? {}) as Record<string, unknown>;
-  const before = readAnnouncements(request.object.status);
-  const events = readAnnouncements(status)
-    .filter((a) => !before.some((b) => b.type === a.type && b.time === a.time && b.status === a.status))
-    .map((a) => capacityEvent(a, { ...pool, uid: metadata.uid ?? "" }, status));
-  const figure = (key: string) => (typeof status[key] === "number" ? { [key]: status[key] as number } : {});
-  return [
-    {
-      signal: "pool",
-      ...pool,
-      ...figure("totalIPs"),
-      ...figure("allocatedIPs"),
-      ...figure("availableIPs"),
-      ...figure("largestFreeBlock"),
-      ...figure("allocationCount"),
-    },
-    ...events,
-  ];
 }

@@ -7,3 +7,4 @@ export * from "./sync.ts";
 export * from "./routes.ts";
 export * from "./admission.ts";
 export * from "./capacity_events.ts";
+export * from "./signals.ts";

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { admitNetworkPool, networkPoolAdmissionReads } from "./admission.ts";
 import { type AppEnv, bindAdmission, bindCustomize, bindDecorator } from "../../lib/http/mod.ts";
-import { networkPoolSignals } from "./capacity_events.ts";
+import { networkPoolSignals } from "./signals.ts";
 import { customizeNetworkPool, syncNetworkPool } from "./sync.ts";
 
 /** Registers the NetworkPool DecoratorController hooks, and its validating webhook. Finalize is sync with `finalizing: true`. */

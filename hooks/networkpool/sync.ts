@@ -176,7 +176,8 @@ function requestedCount(spec: IPAllocationSpec, pool: NetworkPoolSpec): number {
       : defaults?.lbPoolPerTenant ?? DEFAULT_LB_POOL_PER_TENANT);
 }
 
-interface Figures {
+/** The pool's figures in its status. */
+export interface Figures {
   totalIPs: number;
   allocatedIPs: number;
   availableIPs: number;
@@ -205,7 +206,8 @@ const FIGURE_KEYS = [
   "largestFreeBlock",
 ] as const;
 
-function previousFigures(status: Record<string, unknown>): Partial<Figures> {
+/** The figures a pool status holds (those that are numbers). */
+export function statusFigures(status: Record<string, unknown>): Partial<Figures> {
   return Object.fromEntries(
     FIGURE_KEYS.flatMap((k) => (typeof status[k] === "number" ? [[k, status[k]]] : [])),
   ) as Partial<Figures>;
@@ -348,7 +350,7 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
       refuse(allocation.metadata.uid, `NetworkPool ${poolName} has an invalid spec`);
     }
     stored = ledger.toStatus();
-    figures = { ...previousFigures(prevStatus), allocationCount: ledger.size };
+    figures = { ...statusFigures(prevStatus), allocationCount: ledger.size };
     capacity = carriedCapacityConditions(previous, prevStatus.conditions, "InvalidSpec");
     ready = { type: "Ready", status: "False", reason: "InvalidSpec", message: problemText(problems) };
   } else {

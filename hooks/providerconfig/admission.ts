@@ -28,13 +28,13 @@ export function admitProviderConfig(
   if (r.operation !== "DELETE") return { allowed: true };
   const name = r.name ?? "";
   const blocking = clustersReferencing({ name, namespace: r.namespace }, keyedItems(reads.tenantClusters));
-  return blocking.length
-    ? {
-      allowed: false,
-      code: 409,
-      reason: "Conflict",
-      message: deletionBlockedMessage(name, blocking),
-      causes: [{ reason: "deletionInUse", message: deletionBlockedMessage(name, blocking) }],
-    }
-    : { allowed: true };
+  if (!blocking.length) return { allowed: true };
+  const message = deletionBlockedMessage(name, blocking);
+  return {
+    allowed: false,
+    code: 409,
+    reason: "Conflict",
+    message,
+    causes: [{ reason: "deletionInUse", message }],
+  };
 }

@@ -52,8 +52,7 @@ function read(files: TlsFiles, readFile: (path: string) => string): Material {
 }
 
 /** What the client presented, as the app sees it. */
-function peerOf(socket: TLSSocket, asked: boolean): Peer | undefined {
-  if (!asked) return undefined;
+function peerOf(socket: TLSSocket): Peer {
   const cert = socket.getPeerCertificate?.();
   const presented = !!cert && Object.keys(cert).length > 0;
   if (!presented) return { authorized: false, reason: "no client certificate" };
@@ -138,7 +137,7 @@ export function serveTls(
     const socket = req.socket as TLSSocket;
     const origin = `https://${req.headers.host ?? "localhost"}`;
     Promise.resolve()
-      .then(() => fetch(toRequest(req, origin), { ...(asked ? { peer: peerOf(socket, asked) } : {}) }))
+      .then(() => fetch(toRequest(req, origin), asked ? { peer: peerOf(socket) } : {}))
       .then((response) => send(res, response))
       .catch((err) => {
         log({ msg: "response failed", error: err instanceof Error ? err.message : String(err) });

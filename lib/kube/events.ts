@@ -1,4 +1,5 @@
 import type { EventSignal } from "../signals/mod.ts";
+import { formatTime } from "../time/mod.ts";
 import type { KubeClient } from "./client.ts";
 
 /** `source.component` of the Events the service writes. */
@@ -25,7 +26,7 @@ export function eventObject(
 ): Record<string, unknown> {
   const { regarding } = signal;
   const nanos = BigInt(now.getTime()) * 1_000_000n + BigInt(index);
-  const time = now.toISOString().replace(/\.\d+Z$/, "Z");
+  const time = formatTime(now);
   return {
     apiVersion: "v1",
     kind: "Event",

@@ -35,6 +35,7 @@ export interface PoolSignal {
   readonly availableIPs?: number;
   readonly largestFreeBlock?: number;
   readonly allocationCount?: number;
+  readonly fragmentationPercent?: number;
 }
 
 /** A Team's quota utilisation in percent, by dimension (only dimensions with a limit); `gone` when finalized. */

@@ -172,6 +172,7 @@ Deno.test("NetworkPool sync announces tier changes, and its signals carry one Ev
         availableIPs: 4,
         largestFreeBlock: 4,
         allocationCount: 12,
+        fragmentationPercent: 0,
       },
       {
         signal: "event",

@@ -1,0 +1,20 @@
+import type { DecoratorRequest, DecoratorResponse } from "../../lib/contract/mod.ts";
+import type { Signal } from "../../lib/signals/mod.ts";
+import { capacityEvent, readAnnouncements } from "./capacity_events.ts";
+import { statusFigures } from "./sync.ts";
+
+/**
+ * The signals of a NetworkPool sync: the pool's figures for metrics (or `gone` once finalized), and one Event per
+ * announcement the response makes that the request's status did not hold.
+ */
+export function networkPoolSignals(request: DecoratorRequest, response: DecoratorResponse): Signal[] {
+  const { metadata } = request.object;
+  const pool = { namespace: metadata.namespace ?? "", name: metadata.name };
+  if (response.finalized) return [{ signal: "pool", ...pool, gone: true }];
+  const status = (response.status ?? {}) as Record<string, unknown>;
+  const before = readAnnouncements(request.object.status);
+  const events = readAnnouncements(status)
+    .filter((a) => !before.some((b) => b.type === a.type && b.time === a.time && b.status === a.status))
+    .map((a) => capacityEvent(a, { ...pool, uid: metadata.uid ?? "" }, status));
+  return [{ signal: "pool", ...pool, ...statusFigures(status) }, ...events];
+}
