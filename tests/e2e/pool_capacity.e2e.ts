@@ -66,7 +66,11 @@ Deno.test("a pool filled past 70% gets a PoolCapacityWarning Event", async (t) =
     );
   });
   await t.step("the pool's status records what was announced; no higher tier", async () => {
-    const pool = await getObject("networkpool", "cap-pool", "butler-system") as Obj;
+    // The Event is written as the hook answers; Metacontroller writes the status a moment later.
+    const pool = await eventually("status.capacityEvents", async () => {
+      const o = await getObject("networkpool", "cap-pool", "butler-system") as Obj | undefined;
+      return o?.status?.capacityEvents ? o : undefined;
+    });
     assert.deepEqual(pool.status.capacityEvents.map((a: Obj) => [a.type, a.status]), [[
       "CapacityWarning",
       "True",
