@@ -221,6 +221,27 @@ export function serveHookTls(fetch: Deno.ServeHandler): Deno.HttpServer<Deno.Net
   }, fetch);
 }
 
+/** A free TCP port on loopback (closed again before it is used). */
+export function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/**
+ * Starts a process in the repository root whose output goes straight to a log file. A pipe nobody reads would
+ * fill up and block the process on its next log line (Metacontroller logs a lot at level 4).
+ */
+export function spawnLogged(argv: string[], log: string, env: Record<string, string>): Deno.ChildProcess {
+  return new Deno.Command("bash", {
+    args: ["-c", 'exec "$@" > "$LOG" 2>&1', "bash", ...argv],
+    cwd: ROOT,
+    env: { ...env, LOG: log },
+    stdin: "null",
+  }).spawn();
+}
+
 /** The admin token of the test cluster (from its kubeconfig). */
 function adminToken(): string {
   const config = parse(Deno.readTextFileSync(cluster().kubeconfig)) as {

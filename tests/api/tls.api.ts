@@ -6,7 +6,7 @@
  * plus every component) is accepted by the real API server in one apply.
  */
 import assert from "node:assert/strict";
-import { cluster, installManifests, kubectl, ROOT } from "./cluster.ts";
+import { cluster, freePort, installManifests, kubectl, spawnLogged } from "./cluster.ts";
 
 const pki = (name: string) => Deno.readTextFileSync(`${cluster().dir}/${name}`);
 
@@ -38,29 +38,18 @@ const customize = {
 async function startService(
   dir: string,
 ): Promise<{ base: string; log: () => string; stop: () => Promise<void> }> {
-  const port = (() => {
-    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const p = (l.addr as Deno.NetAddr).port;
-    l.close();
-    return p;
-  })();
+  const port = freePort();
   const logFile = `${dir}/service.log`;
-  const child = new Deno.Command("bash", {
-    args: ["-c", 'exec "$@" > "$LOG" 2>&1', "bash", Deno.execPath(), "run", "-A", "main.ts"],
-    cwd: ROOT,
-    stdin: "null",
-    env: {
-      LOG: logFile,
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      HOOK_WORKERS: "1",
-      TLS_CERT_FILE: `${dir}/tls.crt`,
-      TLS_KEY_FILE: `${dir}/tls.key`,
-      TLS_CLIENT_CA_FILE: `${dir}/ca.crt`,
-      TLS_RELOAD_SECONDS: "1",
-      KUBECONFIG: "",
-    },
-  }).spawn();
+  const child = spawnLogged([Deno.execPath(), "run", "-A", "main.ts"], logFile, {
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    HOOK_WORKERS: "1",
+    TLS_CERT_FILE: `${dir}/tls.crt`,
+    TLS_KEY_FILE: `${dir}/tls.key`,
+    TLS_CLIENT_CA_FILE: `${dir}/ca.crt`,
+    TLS_RELOAD_SECONDS: "1",
+    KUBECONFIG: "",
+  });
   const base = `https://127.0.0.1:${port}`;
   const probe = client({ trust: ["ca.crt"] });
   for (let i = 0; i < 100; i++) {

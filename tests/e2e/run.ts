@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { ROOT } from "../api/cluster.ts";
+import { freePort, ROOT, spawnLogged } from "../api/cluster.ts";
 import { startControlPlane } from "../api/run.ts";
 import { controlPlaneBinary, KUBERNETES_VERSION } from "../api/tools.ts";
 
@@ -19,14 +19,6 @@ if (!metacontroller) {
       "the Kubernetes control plane is built from Go modules as for `deno task test:api`.",
   );
   Deno.exit(2);
-}
-
-/** A free TCP port on loopback (closed again before it is used). */
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 async function waitHttp(url: string, client: Deno.HttpClient): Promise<void> {
@@ -44,19 +36,6 @@ async function waitHttp(url: string, client: Deno.HttpClient): Promise<void> {
 const plane = await startControlPlane(await controlPlaneBinary(), { controllers: true });
 console.log(`real controller tier: Kubernetes ${KUBERNETES_VERSION}, Metacontroller ${metacontroller}`);
 const hookPort = freePort();
-/**
- * Starts a process whose output goes straight to a log file. A pipe nobody reads would fill up and block the
- * process on its next log line (Metacontroller logs a lot at level 4).
- */
-function spawnLogged(argv: string[], log: string, env: Record<string, string>): Deno.ChildProcess {
-  return new Deno.Command("bash", {
-    args: ["-c", 'exec "$@" > "$LOG" 2>&1', "bash", ...argv],
-    cwd: ROOT,
-    env: { ...env, LOG: log },
-    stdin: "null",
-  }).spawn();
-}
-
 // As deployed: HTTPS, and hook calls only with a client certificate from the test CA (Metacontroller's, which
 // the install step puts where the controllers' clientTLS reads it). Events are written with the admin kubeconfig.
 const hooks = spawnLogged(

@@ -47,9 +47,10 @@ if (!Deno.env.get("BUTLER_TEST_CLUSTER")) {
   Deno.exit(run.code);
 }
 
-const { api, applyObject, cluster, installManifests, kubectlOk, ROOT, shippedWebhooks } = await import(
-  "../api/cluster.ts"
-);
+const { api, applyObject, cluster, freePort, installManifests, kubectlOk, ROOT, shippedWebhooks } =
+  await import(
+    "../api/cluster.ts"
+  );
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
@@ -154,12 +155,6 @@ for (let i = 0; i < clusters; i += 250) {
 console.log(`test API server ${c.server}: ${clusters} TenantClusters in ${NS}`);
 
 // --- the service
-const freePort = () => {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-};
 const webhookPort = freePort();
 const child = new Deno.Command(Deno.execPath(), {
   args: ["run", "--allow-net", "--allow-env", "--allow-read", `${ROOT}/main.ts`],
