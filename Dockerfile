@@ -1,4 +1,4 @@
-# The hook service runs under `deno` itself (no `deno compile`).
+# The hook service and the reporter (`main.ts reporter`) run under `deno` itself (no `deno compile`).
 FROM denoland/deno:2.9.6
 
 WORKDIR /app
@@ -7,7 +7,7 @@ ENV DENO_DIR=/deno-dir \
     DENO_NO_PROMPT=1
 
 COPY deno.json deno.lock ./
-COPY main.ts ./
+COPY main.ts server.ts reporter.ts worker.ts ./
 COPY lib ./lib
 COPY hooks ./hooks
 

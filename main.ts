@@ -1,185 +1,20 @@
 /**
- * The hook service: validates configuration, serves every implemented hook, and shuts down gracefully on
- * SIGTERM/SIGINT: not ready at once, keeps serving for the drain period, then answers new requests 503 while the
- * requests in flight finish, closes the listener and exits 0.
+ * The one program: `main.ts` serves the hooks and admission webhooks ({@link ./server.ts}); `main.ts reporter`
+ * runs the LoadBalancer reporter ({@link ./reporter.ts}).
  *
  * @module
  */
-import { HOOK_ROUTES } from "./hooks/mod.ts";
-import { loadConfig } from "./lib/config/mod.ts";
-import {
-  createApp,
-  createInflightTracker,
-  createWorkerPool,
-  type LogRecord,
-  serveTls,
-  type WorkerLike,
-} from "./lib/http/mod.ts";
-import {
-  createEventWriter,
-  createKubeClient,
-  type EventWriter,
-  type KubeClient,
-  loadKubeConfig,
-} from "./lib/kube/mod.ts";
-import type { EventSignal } from "./lib/signals/mod.ts";
-import type { WorkerInit } from "./worker.ts";
+const [command, ...rest] = Deno.args;
 
-function log(record: LogRecord): void {
-  console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", ...record }));
-}
-
-function fail(message: string): never {
-  console.error(JSON.stringify({ time: new Date().toISOString(), level: "error", msg: message }));
-  Deno.exit(1);
-}
-
-const loaded = loadConfig(Deno.env.toObject());
-if (!loaded.ok) fail(`invalid configuration: ${loaded.message}`);
-const config = loaded.config;
-
-const init: WorkerInit = {
-  bodyLimitBytes: config.bodyLimitBytes,
-  clockOverride: config.clockOverride,
-  hookConfig: config.hook,
-};
-const pool = config.workers > 0
-  ? createWorkerPool({
-    workers: config.workers,
-    queueLimit: config.queueLimit,
-    init,
-    spawn: () =>
-      new Worker(new URL("./worker.ts", import.meta.url), { type: "module" }) as unknown as WorkerLike,
-    onCrash: (message) =>
-      console.error(
-        JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "hook worker died", message }),
-      ),
-  })
-  : undefined;
-
-if (pool) {
-  await pool.ready.catch((err: Error) => fail(err.message));
-}
-
-// Admission webhooks read the API (in a pod: the ServiceAccount; in development: KUBECONFIG). Hooks never do.
-let kube: KubeClient | undefined;
-try {
-  const connection = loadKubeConfig(Deno.env.toObject(), Deno.readTextFileSync);
-  // Two attempts of at most 1.5 s fit the webhooks' 5 s timeout with room for the decision and the answer.
-  kube = connection ? createKubeClient(connection, { timeoutMs: 1500, retries: 1 }) : undefined;
-} catch (err) {
-  fail(`cannot configure the Kubernetes API client: ${err instanceof Error ? err.message : String(err)}`);
-}
-
-// Events (pool capacity) are written after the hook answered, with the same client; without API access they
-// are counted as failed and the hooks work as before.
-let events: EventWriter | undefined;
-const service = createApp({
-  ...init,
-  routes: HOOK_ROUTES,
-  log,
-  ...(pool ? { offload: pool } : {}),
-  ...(kube ? { kube } : {}),
-  requireClientCert: config.tls?.clientCaFile !== undefined,
-  onSignals: (signals) => {
-    const wanted = signals.filter((s): s is EventSignal => s.signal === "event");
-    if (!wanted.length) return;
-    if (events) return events.write(wanted);
-    for (const s of wanted) service.domain.event(s.reason, "failed");
-  },
-});
-if (kube) {
-  events = createEventWriter({
-    kube,
-    // The pod name (the kubelet sets HOSTNAME), so an Event says which replica wrote it.
-    instance: Deno.env.get("HOSTNAME") ?? "",
-    done: (signal, error) => {
-      service.domain.event(signal.reason, error ? "failed" : "written");
-      if (error) {
-        log({ msg: "event not written", reason: signal.reason, object: signal.regarding.name, error });
-      }
-    },
-  });
-}
-
-const inflight = createInflightTracker();
-const listening = (scheme: string, port: number, hostname: string) =>
-  log({
-    msg: `butler hooks listening on ${scheme}://${hostname}:${port}`,
-    port,
-    routes: service.routes.length,
-    clockOverride: config.clockOverride,
-    workers: config.workers,
-    queueLimit: config.queueLimit,
-    admissionReads: kube ? "api" : "none",
-    clientCertificates: config.tls?.clientCaFile ? "required for hooks" : "not asked",
-  });
-const handler = inflight.wrap(service.app.fetch);
-const server = config.tls
-  ? await startTls({
-    hostname: config.host,
-    port: config.port,
-    ...config.tls,
-    log,
-    onListen: ({ hostname, port }) => listening("https", port, hostname),
-  })
-  : Deno.serve({
-    hostname: config.host,
-    port: config.port,
-    onListen: ({ hostname, port }) => listening("http", port, hostname),
-  }, handler);
-
-/** Starts an HTTPS listener, or exits saying why it cannot. */
-async function startTls(options: Parameters<typeof serveTls>[0]): Promise<{ shutdown(): Promise<void> }> {
-  try {
-    const tls = serveTls(options, handler);
-    await tls.ready;
-    return tls;
-  } catch (err) {
-    fail(`cannot serve HTTPS on port ${options.port}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
-const webhookServer = config.webhook
-  ? await startTls({
-    hostname: config.host,
-    port: config.webhook.port,
-    certFile: config.webhook.certFile,
-    keyFile: config.webhook.keyFile,
-    reloadSeconds: config.tls?.reloadSeconds ?? 10,
-    log,
-    onListen: ({ hostname, port }) =>
-      log({ msg: `admission webhooks listening on https://${hostname}:${port}`, port }),
-  })
-  : undefined;
-
-/**
- * Before closing the listener, wait this long without any new request (at most `SETTLE_MAX_MS`): requests
- * already received on keep-alive connections then get their 503 instead of a reset.
- */
-const SETTLE_QUIET_MS = 200;
-const SETTLE_MAX_MS = 2000;
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  service.lifecycle.beginShutdown();
-  log({ msg: "shutdown started", signal, drainSeconds: config.shutdownDrainSeconds });
-  await new Promise((resolve) => setTimeout(resolve, config.shutdownDrainSeconds * 1000));
-  const timeout = setTimeout(() => {
-    log({ msg: "shutdown timed out with requests in flight", inflight: inflight.count });
-    Deno.exit(1);
-  }, config.shutdownTimeoutSeconds * 1000);
-  await inflight.close();
-  await inflight.settle(SETTLE_QUIET_MS, SETTLE_MAX_MS);
-  await Promise.all([server.shutdown(), webhookServer?.shutdown(), events?.idle()]);
-  pool?.terminate();
-  clearTimeout(timeout);
-  log({ msg: "shutdown complete" });
-  Deno.exit(0);
-}
-
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  Deno.addSignalListener(signal, () => void shutdown(signal));
+if (command === undefined || command === "serve") {
+  await import("./server.ts");
+} else if (command === "reporter") {
+  await import("./reporter.ts");
+} else {
+  console.error(
+    `unknown command "${command}"${rest.length ? ` (with ${rest.length} more argument(s))` : ""}\n` +
+      "usage: main.ts [serve]     serve the Metacontroller hooks and admission webhooks\n" +
+      "       main.ts reporter    write LoadBalancerInventories from the tenant clusters' Services",
+  );
+  Deno.exit(2);
 }

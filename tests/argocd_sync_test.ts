@@ -27,6 +27,7 @@ Deno.test("Argo CD sync waves order Butler's install", () => {
     ...component(`${ROOT}manifests/components/admission-webhooks`),
     ...component(`${ROOT}manifests/components/monitoring`),
     ...component(`${ROOT}manifests/components/network-policy`),
+    ...component(`${ROOT}manifests/components/reporter`),
   ];
   for (const m of objects) {
     assert.ok(Number.isInteger(wave(m)), `${m.kind} ${m.metadata.name} has a sync wave`);
@@ -37,6 +38,9 @@ Deno.test("Argo CD sync waves order Butler's install", () => {
     "ServiceAccount",
     "ClusterRole",
     "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+    "PodDisruptionBudget",
     "Service",
     "Deployment",
     "NetworkPolicy",

@@ -10,3 +10,4 @@ export * from "./tenantcluster.ts";
 export * from "./providerconfig.ts";
 export * from "./networkpool.ts";
 export * from "./ipallocation.ts";
+export * from "./loadbalancerinventory.ts";

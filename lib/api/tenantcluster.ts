@@ -30,19 +30,6 @@ export const TenantClusterSpec = z.looseObject({
 /** A TenantCluster's spec. */
 export type TenantClusterSpec = z.infer<typeof TenantClusterSpec>;
 
-/** `LoadBalancerInventory.spec`: the tenant's LoadBalancer Services, reported by whatever watches the tenant. */
-export const InventorySpec = z.looseObject({
-  observedAt: z.string(),
-  services: z.array(z.looseObject({
-    namespace: z.string(),
-    name: z.string(),
-    createdAt: z.string(),
-    ingressIPs: z.array(z.string()).optional(),
-  })).optional(),
-});
-/** An inventory's spec. */
-export type InventorySpec = z.infer<typeof InventorySpec>;
-
 /** An IPAllocation child as the TenantCluster reads it. */
 export const ChildAllocation = z.looseObject({
   metadata: z.looseObject({

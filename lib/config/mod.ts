@@ -5,23 +5,13 @@
  */
 import { z } from "zod";
 import type { HookConfig } from "../hook/mod.ts";
+import { int, issuesMessage } from "./env.ts";
+
+export * from "./reporter.ts";
 
 const bool = (name: string) =>
   z.enum(["true", "false"], { message: `${name} must be "true" or "false"` }).default("false")
     .transform((v) => v === "true");
-
-const int = (name: string, min: number, max: number, fallback: number) =>
-  z.string().default(String(fallback)).transform((v, ctx) => {
-    const n = /^\d+$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
-    if (!Number.isSafeInteger(n) || n < min || n > max) {
-      ctx.addIssue({
-        code: "custom",
-        message: `${name} must be an integer from ${min} to ${max}, got "${v}"`,
-      });
-      return z.NEVER;
-    }
-    return n;
-  });
 
 /**
  * `IDP_GROUP_PREFIXES`: `name=prefix` pairs separated by commas, the group prefix the API server gives each
@@ -143,10 +133,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   );
   const parsed = EnvSchema.safeParse(input);
   if (!parsed.success) {
-    const message = parsed.error.issues.map((i) =>
-      i.message.startsWith(String(i.path[0])) ? i.message : `${String(i.path[0])}: ${i.message}`
-    ).join("; ");
-    return { ok: false, message };
+    return { ok: false, message: issuesMessage(parsed.error) };
   }
   const e = parsed.data;
   return {

@@ -26,6 +26,25 @@ export interface KubeClient extends KubeReader {
   write(method: "POST" | "PUT", path: string, body: unknown): Promise<unknown>;
 }
 
+/**
+ * The whole client: a {@linkcode KubeClient} that can also apply, delete and stream, for the reporter (watches,
+ * inventories, Leases). Admission needs only the smaller interface.
+ */
+export interface FullKubeClient extends KubeClient {
+  /**
+   * Server-side apply of `body` at the object's `path` (PATCH `application/apply-patch+yaml`, forced, as
+   * `fieldManager`): creates the object or updates the fields this manager owns. Retried like reads.
+   */
+  apply(path: string, body: unknown, fieldManager: string): Promise<unknown>;
+  /** DELETEs the object at `path`; an absent object is not an error. */
+  remove(path: string): Promise<void>;
+  /**
+   * GETs `path` and returns the response unread, for a watch stream: one attempt, no timeout but `signal`'s. A
+   * status other than 200 is a {@linkcode KubeApiError}.
+   */
+  stream(path: string, signal: AbortSignal): Promise<Response>;
+}
+
 /** An API answer that is not a success: the HTTP status and the API's own `reason` and `message`. */
 export class KubeApiError extends Error {
   override readonly name = "KubeApiError";
@@ -73,7 +92,10 @@ const RETRIED = new Set([429, 500, 502, 503, 504]);
  * const team = await kube.get("/apis/butler.butlerlabs.dev/v1alpha1/teams/payments");
  * ```
  */
-export function createKubeClient(connection: KubeConnection, options: KubeClientOptions = {}): KubeClient {
+export function createKubeClient(
+  connection: KubeConnection,
+  options: KubeClientOptions = {},
+): FullKubeClient {
   const timeoutMs = options.timeoutMs ?? 2_000;
   const retries = options.retries ?? 2;
   const backoffMs = options.backoffMs ?? 100;
@@ -82,17 +104,24 @@ export function createKubeClient(connection: KubeConnection, options: KubeClient
   const doFetch = options.fetch ?? fetch;
   const server = connection.server.replace(/\/+$/, "");
 
-  async function attempt(path: string, method: string, body?: unknown): Promise<Response> {
+  async function attempt(
+    path: string,
+    method: string,
+    body?: unknown,
+    signal: AbortSignal = AbortSignal.timeout(timeoutMs),
+  ): Promise<Response> {
     const token = connection.token?.();
     const init: RequestInit & { client?: Deno.HttpClient } = {
       method,
       headers: {
         accept: "application/json",
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(body === undefined
+          ? {}
+          : { "content-type": method === "PATCH" ? "application/apply-patch+yaml" : "application/json" }),
         ...(token ? { authorization: `Bearer ${token}` } : {}),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(timeoutMs),
+      signal,
       ...(connection.httpClient ? { client: connection.httpClient } : {}),
     };
     return await doFetch(`${server}${path}`, init);
@@ -110,7 +139,7 @@ export function createKubeClient(connection: KubeConnection, options: KubeClient
         failure = err;
         res = undefined;
       }
-      if (res && res.status === 404 && method === "GET") {
+      if (res && res.status === 404 && (method === "GET" || method === "DELETE")) {
         await res.body?.cancel();
         return undefined;
       }
@@ -127,8 +156,7 @@ export function createKubeClient(connection: KubeConnection, options: KubeClient
             path,
           );
         }
-        const body = await res.json().catch(() => ({})) as { reason?: string; message?: string };
-        throw new KubeApiError(res.status, body.reason ?? res.statusText, body.message ?? "", path);
+        throw await apiError(res, path);
       }
       const after = Number(res?.headers.get("retry-after"));
       await res?.body?.cancel();
@@ -145,5 +173,21 @@ export function createKubeClient(connection: KubeConnection, options: KubeClient
       return list?.items ?? [];
     },
     write: (method, path, body) => request(method, path, body),
+    apply: (path, body, fieldManager) =>
+      request("PATCH", `${path}?fieldManager=${encodeURIComponent(fieldManager)}&force=true`, body),
+    async remove(path) {
+      await request("DELETE", path);
+    },
+    async stream(path, signal) {
+      const res = await attempt(path, "GET", undefined, signal);
+      if (res.status !== 200) throw await apiError(res, path);
+      return res;
+    },
   };
+}
+
+/** The error of a failed answer, with the API's `reason` and `message` when the body is a Status. */
+async function apiError(res: Response, path: string): Promise<KubeApiError> {
+  const body = await res.json().catch(() => ({})) as { reason?: string; message?: string };
+  return new KubeApiError(res.status, body.reason ?? res.statusText, body.message ?? "", path);
 }

@@ -28,7 +28,7 @@ interface Kubeconfig {
 const resolve = (config: string, file: string) =>
   file.startsWith("/") ? file : `${config.slice(0, config.lastIndexOf("/") + 1)}${file}`;
 
-const text = (b64: string) => new TextDecoder().decode(decodeBase64(b64));
+const text64 = (b64: string) => new TextDecoder().decode(decodeBase64(b64));
 
 /**
  * Where the Kubernetes API is: in a pod, the ServiceAccount (`KUBERNETES_SERVICE_HOST`/`_PORT`, its CA, and its
@@ -52,26 +52,69 @@ export function loadKubeConfig(
   }
   if (!env.KUBECONFIG) return undefined;
   const path = env.KUBECONFIG.split(":")[0]!;
-  const config = parse(read(path)) as Kubeconfig;
+  return kubeconfigConnection(read(path), path, (file) => read(resolve(path, file)));
+}
+
+/**
+ * A connection from the text of a kubeconfig: its current context's server, CA (inline or, with `readFile`, a
+ * file) and credentials (token or client certificate). `source` names the kubeconfig in errors. Throws on a
+ * kubeconfig that has no usable cluster, bad YAML, or a certificate Deno cannot load; never echoes the content.
+ *
+ * @example
+ * ```ts
+ * const tenant = kubeconfigConnection(secretText, "Secret team-a/c1-kubeconfig");
+ * ```
+ */
+export function kubeconfigConnection(text: string, source: string, readFile?: ReadText): KubeConnection {
+  let config: Kubeconfig;
+  try {
+    config = (parse(text) ?? {}) as Kubeconfig;
+  } catch {
+    throw new Error(`${source}: not a kubeconfig (YAML does not parse)`);
+  }
+  if (typeof config !== "object") throw new Error(`${source}: not a kubeconfig`);
   const context = config.contexts?.find((c) => c.name === config["current-context"])?.context ??
     config.contexts?.[0]?.context;
-  const cluster = config.clusters?.find((c) => c.name === context?.cluster)?.cluster;
-  const user = config.users?.find((u) => u.name === context?.user)?.user ?? {};
-  if (!cluster) throw new Error(`${path}: no cluster for the current context`);
+  const cluster = config.clusters?.find((c) => c.name === context?.cluster)?.cluster ??
+    (config.clusters?.length === 1 ? config.clusters[0]!.cluster : undefined);
+  const user = config.users?.find((u) => u.name === context?.user)?.user ??
+    (config.users?.length === 1 ? config.users[0]!.user : {});
+  if (!cluster || typeof cluster.server !== "string" || !/^https?:\/\//.test(cluster.server)) {
+    throw new Error(`${source}: no cluster server for the current context`);
+  }
   const ca = cluster["certificate-authority-data"]
-    ? text(cluster["certificate-authority-data"])
-    : cluster["certificate-authority"]
-    ? read(resolve(path, cluster["certificate-authority"]))
+    ? text64(cluster["certificate-authority-data"])
+    : cluster["certificate-authority"] && readFile
+    ? readFile(cluster["certificate-authority"])
     : undefined;
   const cert = user["client-certificate-data"] && user["client-key-data"]
-    ? { cert: text(user["client-certificate-data"]), key: text(user["client-key-data"]) }
+    ? { cert: text64(user["client-certificate-data"]), key: text64(user["client-key-data"]) }
     : {};
+  // Deno loads certificates only when it connects: check their shape here, where the error can name its source.
+  if (ca !== undefined && !ca.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new Error(`${source}: the cluster's certificate authority is not a PEM certificate`);
+  }
+  if (
+    cert.cert !== undefined &&
+    !(cert.cert.includes("-----BEGIN CERTIFICATE-----") &&
+      /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(cert.key))
+  ) {
+    throw new Error(`${source}: the user's client certificate or key is not PEM`);
+  }
   const token = user.token;
+  let httpClient: Deno.HttpClient | undefined;
+  try {
+    httpClient = ca || cert.cert
+      ? Deno.createHttpClient({ ...(ca ? { caCerts: [ca] } : {}), ...cert })
+      : undefined;
+  } catch (err) {
+    throw new Error(
+      `${source}: its certificate or key cannot be loaded (${err instanceof Error ? err.name : "error"})`,
+    );
+  }
   return {
     server: cluster.server,
     ...(token ? { token: () => token } : {}),
-    ...(ca || cert.cert
-      ? { httpClient: Deno.createHttpClient({ ...(ca ? { caCerts: [ca] } : {}), ...cert }) }
-      : {}),
+    ...(httpClient ? { httpClient } : {}),
   };
 }

@@ -7,3 +7,4 @@
 export * from "./client.ts";
 export * from "./config.ts";
 export * from "./events.ts";
+export * from "./watch.ts";

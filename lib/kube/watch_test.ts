@@ -1,0 +1,136 @@
+import assert from "node:assert/strict";
+import { createKubeClient } from "./client.ts";
+import { kubeconfigConnection } from "./config.ts";
+import { startWatch, type WatchHealth } from "./watch.ts";
+
+const svc = (name: string, rv: string) => ({ metadata: { namespace: "a", name, resourceVersion: rv } });
+
+/** A fake collection: pages, then watch streams scripted per connection. */
+function fakeServer(script: {
+  pages: { items: unknown[]; continue?: string }[];
+  watches: ((send: (line: string) => void) => Promise<void> | void)[];
+}) {
+  const requests: string[] = [];
+  let page = 0, watch = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    const url = new URL(req.url);
+    requests.push(url.search);
+    if (url.searchParams.get("watch") !== "1") {
+      const p = script.pages[page++ % script.pages.length]!;
+      return Response.json({
+        items: p.items,
+        metadata: { resourceVersion: "10", ...(p.continue ? { continue: p.continue } : {}) },
+      });
+    }
+    const step = script.watches[watch++];
+    if (!step) return new Response("{}", { status: 500 });
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        await step((line) => controller.enqueue(new TextEncoder().encode(line + "\n")));
+        controller.close();
+      },
+    });
+    return new Response(body);
+  });
+  return { server, requests, url: `http://127.0.0.1:${server.addr.port}` };
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(check(), what);
+}
+
+Deno.test("startWatch: pages, events, resume from the last resourceVersion, relist on 410 Gone", async () => {
+  const fake = fakeServer({
+    pages: [{ items: [svc("one", "1")], continue: "next" }, { items: [svc("two", "2")] }],
+    watches: [
+      (send) => {
+        send(JSON.stringify({ type: "ADDED", object: svc("three", "11") }));
+        send(JSON.stringify({ type: "DELETED", object: svc("one", "12") }));
+        send(JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "15" } } }));
+      },
+      (send) => send(JSON.stringify({ type: "ERROR", object: { code: 410, reason: "Expired" } })),
+      () => new Promise((r) => setTimeout(r, 2000)),
+    ],
+  });
+  let changes = 0;
+  const w = startWatch({
+    client: createKubeClient({ server: fake.url }),
+    path: "/api/v1/services",
+    select: (raw) => (raw as { metadata: { name: string } }).metadata.name,
+    watchSeconds: () => 1,
+    onChange: () => changes++,
+  });
+  try {
+    await until(() => fake.requests.length >= 6, "relisted after Gone");
+    assert.deepEqual(fake.requests.slice(0, 6), [
+      "?limit=500",
+      "?limit=500&continue=next",
+      "?watch=1&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=10",
+      "?watch=1&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=15",
+      "?limit=500",
+      "?limit=500&continue=next",
+    ]);
+    await until(() => w.items.size === 2 && w.synced, "relisted items");
+    assert.deepEqual([...w.items.keys()].sort(), ["a/one", "a/two"]);
+    assert.ok(changes >= 4);
+  } finally {
+    await w.stop();
+    await fake.server.shutdown();
+  }
+});
+
+Deno.test("startWatch: failures back off and report health; an oversized event is refused", async () => {
+  const fake = fakeServer({
+    pages: [{ items: [svc("one", "1")] }],
+    watches: [
+      (send) =>
+        send(JSON.stringify({ type: "ADDED", object: { ...svc("big", "2"), pad: "x".repeat(5000) } })),
+    ],
+  });
+  const seen: WatchHealth[] = [];
+  const w = startWatch({
+    client: createKubeClient({ server: fake.url }),
+    path: "/api/v1/services",
+    select: (raw) => raw,
+    maxEventBytes: 1000,
+    backoffMs: 5,
+    random: () => 1,
+    onHealth: (h) => seen.push(h),
+  });
+  try {
+    await until(() => seen.some((h) => h.state === "failing" && h.error.status === 500), "a 500 reported");
+    const tooLarge = seen.find((h) => h.state === "failing" && h.error.reason === "TooLarge");
+    assert.ok(tooLarge, "the oversized event failed the watch");
+    assert.ok(!w.items.has("a/big"));
+    assert.equal(w.synced, true);
+  } finally {
+    await w.stop();
+    await fake.server.shutdown();
+  }
+});
+
+Deno.test("kubeconfigConnection: inline CA and token; errors name the source, never the content", () => {
+  const c = kubeconfigConnection(
+    "apiVersion: v1\nclusters: [{name: t, cluster: {server: 'https://10.0.0.1:6443'}}]\n" +
+      "users: [{name: u, user: {token: s3cret}}]\ncontexts: [{name: c, context: {cluster: t, user: u}}]\n" +
+      "current-context: c\n",
+    "Secret a/b",
+  );
+  assert.equal(c.server, "https://10.0.0.1:6443");
+  assert.equal(c.token?.(), "s3cret");
+  assert.throws(() => kubeconfigConnection("token: s3cret: [", "Secret a/b"), (err: Error) => {
+    assert.equal(err.message, "Secret a/b: not a kubeconfig (YAML does not parse)");
+    return true;
+  });
+  assert.throws(() => kubeconfigConnection("clusters: []", "Secret a/b"), /Secret a\/b: no cluster server/);
+  assert.throws(
+    () =>
+      kubeconfigConnection(
+        "clusters: [{name: t, cluster: {server: 'https://x', certificate-authority-data: bm90IGEgY2VydA==}}]",
+        "Secret a/b",
+      ),
+    (err: Error) =>
+      err.message === "Secret a/b: the cluster's certificate authority is not a PEM certificate",
+  );
+});

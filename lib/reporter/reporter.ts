@@ -1,0 +1,221 @@
+/**
+ * The LoadBalancer reporter: watches TenantClusters and ProviderConfigs in the management cluster, keeps its
+ * membership Lease, and runs a {@linkcode startTenant} worker for each elastic tenant that hashes to this
+ * replica. Started by `main.ts reporter`.
+ *
+ * @module
+ */
+import client from "prom-client";
+import { type FullKubeClient, type KubeConnection, startWatch } from "../kube/mod.ts";
+import { type KubeconfigLocation, reportedTenants, type Tenant } from "./tenants.ts";
+import { leaseName, liveMembers, MEMBER_LABEL, memberLease, ownerOf } from "./shards.ts";
+import { FIELD_MANAGER, startTenant, type TenantWorker } from "./tenant.ts";
+import { HEARTBEAT_SECONDS } from "./inventory.ts";
+
+/** Options of {@linkcode startReporter}. */
+export interface ReporterOptions {
+  readonly kube: FullKubeClient;
+  /** This replica's name (the pod name): its Lease holder identity. */
+  readonly identity: string;
+  /** Where the membership Leases live (the reporter's own namespace). */
+  readonly namespace: string;
+  readonly location: KubeconfigLocation;
+  /** Lease duration; a replica silent this long loses its tenants (default 30 s). */
+  readonly leaseSeconds?: number;
+  /** How often the Lease is renewed and membership read (default 10 s). */
+  readonly renewSeconds?: number;
+  readonly heartbeatSeconds?: number;
+  readonly kubeconfigRecheckSeconds?: number;
+  /** Tenant watch tuning, for tests. */
+  readonly tenantWatch?: {
+    readonly watchSeconds?: () => number;
+    readonly backoffMs?: number;
+    readonly maxBackoffMs?: number;
+  };
+  readonly connect?: (text: string, source: string) => KubeConnection;
+  readonly clock?: () => Date;
+  readonly log: (record: Record<string, unknown>) => void;
+  readonly registry?: client.Registry;
+}
+
+/** A running reporter. */
+export interface Reporter {
+  /** True once TenantClusters and ProviderConfigs are listed and the Lease was written. */
+  ready(): boolean;
+  /** The tenants this replica watches, by key, with their state. */
+  tenants(): Record<string, string>;
+  /** The live members as last read. */
+  members(): readonly string[];
+  /** Stops every watch and deletes this replica's Lease, so the others take its tenants at once. */
+  stop(): Promise<void>;
+}
+
+const GROUP_PATH = "/apis/butler.butlerlabs.dev/v1alpha1";
+const STATES = [
+  "Connecting",
+  "Watching",
+  "Unreachable",
+  "Unauthorized",
+  "Forbidden",
+  "KubeconfigMissing",
+  "KubeconfigInvalid",
+];
+
+/** Keeps what {@linkcode reportedTenants} reads of a TenantCluster or ProviderConfig, nothing else. */
+function slim(raw: unknown): unknown {
+  const o = raw as {
+    metadata?: Record<string, unknown>;
+    spec?: { providerConfigRef?: unknown; network?: unknown };
+    status?: { effective?: { providerConfigRef?: unknown } };
+  };
+  const m = o.metadata ?? {};
+  return {
+    metadata: { namespace: m.namespace, name: m.name, uid: m.uid, deletionTimestamp: m.deletionTimestamp },
+    spec: { providerConfigRef: o.spec?.providerConfigRef, network: o.spec?.network },
+    status: { effective: { providerConfigRef: o.status?.effective?.providerConfigRef } },
+  };
+}
+
+/**
+ * Starts the reporter.
+ *
+ * @example
+ * ```ts
+ * const reporter = startReporter({ kube, identity: "reporter-0", namespace: "butler-system",
+ *   location: { secretName: "{name}-kubeconfig", secretKey: "value" }, log: console.log });
+ * ```
+ */
+export function startReporter(options: ReporterOptions): Reporter {
+  const { kube, identity, namespace, log } = options;
+  const clock = options.clock ?? (() => new Date());
+  const leaseSeconds = options.leaseSeconds ?? 30;
+  const renewSeconds = options.renewSeconds ?? 10;
+  const registry = options.registry ?? new client.Registry();
+  const metrics = {
+    tenants: new client.Gauge({
+      name: "butler_reporter_tenants",
+      help: "Tenants this replica watches, by how they are read.",
+      labelNames: ["state"] as const,
+      registers: [registry],
+    }),
+    members: new client.Gauge({
+      name: "butler_reporter_members",
+      help: "Live reporter replicas this replica sees (itself included).",
+      registers: [registry],
+    }),
+    writes: new client.Counter({
+      name: "butler_reporter_inventory_writes_total",
+      help:
+        "LoadBalancerInventory writes, by part (spec, status) and reason (created, changed, heartbeat, failed).",
+      labelNames: ["part", "reason"] as const,
+      registers: [registry],
+    }),
+  };
+
+  const workers = new Map<string, TenantWorker>();
+  let members: string[] = [];
+  let renewedAt = 0;
+  let stopped = false;
+  let reconciling: Promise<void> = Promise.resolve();
+
+  const tenantContext = {
+    kube,
+    clock,
+    heartbeatSeconds: options.heartbeatSeconds ?? HEARTBEAT_SECONDS,
+    kubeconfigRecheckSeconds: options.kubeconfigRecheckSeconds ?? 60,
+    // A healthy watch hears from the server at least when it ends (at most 60 s) and reconnects.
+    contactMaxAgeSeconds: 80,
+    ...options.tenantWatch,
+    ...(options.connect ? { connect: options.connect } : {}),
+    log,
+    wrote: (part: "spec" | "status", reason: string, ok: boolean) =>
+      metrics.writes.inc({ part, reason: ok ? reason : "failed" }),
+  };
+
+  const schedule = () => {
+    reconciling = reconciling.then(reconcile).catch((err) =>
+      log({ msg: "reconcile failed", error: String(err) })
+    );
+  };
+  const tcs = startWatch({
+    client: kube,
+    path: `${GROUP_PATH}/tenantclusters`,
+    select: slim,
+    onChange: schedule,
+  });
+  const pcs = startWatch({
+    client: kube,
+    path: `${GROUP_PATH}/providerconfigs`,
+    select: slim,
+    onChange: schedule,
+  });
+
+  async function reconcile(): Promise<void> {
+    if (stopped || !tcs.synced || !pcs.synced) return;
+    const wanted = new Map<string, Tenant>();
+    for (const t of reportedTenants(tcs.items.values(), pcs.items.values(), options.location)) {
+      if (ownerOf(t.key, members) === identity) wanted.set(t.key, t);
+    }
+    const gone = [...workers.values()].filter((w) => wanted.get(w.tenant.key)?.uid !== w.tenant.uid);
+    for (const w of gone) workers.delete(w.tenant.key);
+    await Promise.all(gone.map((w) => w.stop()));
+    for (const w of gone) log({ msg: "stopped watching tenant", tenant: w.tenant.key });
+    for (const [key, t] of wanted) {
+      if (!workers.has(key)) workers.set(key, startTenant(t, tenantContext));
+    }
+  }
+
+  const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
+  async function renew(): Promise<void> {
+    const now = clock();
+    try {
+      await kube.apply(
+        `${leasePath}/${leaseName(identity)}`,
+        memberLease(identity, namespace, now, leaseSeconds),
+        FIELD_MANAGER,
+      );
+      renewedAt = now.getTime();
+    } catch (err) {
+      log({ msg: "cannot renew the reporter Lease", error: String(err) });
+    }
+    let seen: string[] = members;
+    try {
+      seen = liveMembers(await kube.list(leasePath, { labelSelector: MEMBER_LABEL }), clock());
+    } catch (err) {
+      log({ msg: "cannot read the reporter Leases", error: String(err) });
+    }
+    // Without a current Lease of its own this replica is invisible to the others, which take its tenants.
+    const alive = clock().getTime() - renewedAt < leaseSeconds * 1000;
+    const next = alive ? [...new Set([...seen, identity])].sort() : seen.filter((m) => m !== identity);
+    if (next.join("\n") !== members.join("\n")) {
+      log({ msg: "reporter members", members: next });
+      members = next;
+      schedule();
+    }
+    metrics.members.set(members.length);
+  }
+  void renew();
+  const renewing = setInterval(() => void renew(), renewSeconds * 1000);
+  const counting = setInterval(() => {
+    const counts = Object.fromEntries(STATES.map((s) => [s, 0]));
+    for (const w of workers.values()) counts[w.state()]! += 1;
+    for (const [state, n] of Object.entries(counts)) metrics.tenants.set({ state }, n);
+  }, 5000);
+
+  return {
+    ready: () => tcs.synced && pcs.synced && renewedAt > 0,
+    tenants: () => Object.fromEntries([...workers].map(([k, w]) => [k, w.state()])),
+    members: () => members,
+    async stop() {
+      stopped = true;
+      clearInterval(renewing);
+      clearInterval(counting);
+      await reconciling;
+      await Promise.all([tcs.stop(), pcs.stop(), ...[...workers.values()].map((w) => w.stop())]);
+      workers.clear();
+      await kube.remove(`${leasePath}/${leaseName(identity)}`).catch((err) =>
+        log({ msg: "cannot delete the reporter Lease", error: String(err) })
+      );
+    },
+  };
+}

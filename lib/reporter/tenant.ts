@@ -1,0 +1,247 @@
+/**
+ * One watched tenant: reads its kubeconfig Secret, watches its Services with that kubeconfig, and writes its
+ * LoadBalancerInventory as {@linkcode planInventory} decides. The adapter around the pure core.
+ *
+ * @module
+ */
+import { truncate } from "../conditions/mod.ts";
+import {
+  createKubeClient,
+  type FullKubeClient,
+  KubeApiError,
+  kubeconfigConnection,
+  type KubeConnection,
+  startWatch,
+  type Watcher,
+} from "../kube/mod.ts";
+import { decodeBase64 } from "../encoding/base64.ts";
+import {
+  type FactResult,
+  INVENTORY_LIMITS,
+  inventoryApply,
+  planInventory,
+  serviceFact,
+  type TenantHealth,
+} from "./inventory.ts";
+import type { Tenant } from "./tenants.ts";
+
+/** The field manager of every inventory write (all replicas share it, so none conflicts with another). */
+export const FIELD_MANAGER = "butler-reporter";
+
+/** What a tenant worker needs from the reporter. */
+export interface TenantContext {
+  /** The management cluster. */
+  readonly kube: FullKubeClient;
+  readonly clock: () => Date;
+  readonly heartbeatSeconds: number;
+  /** How often the kubeconfig Secret is read again to notice rotation (seconds). */
+  readonly kubeconfigRecheckSeconds: number;
+  /** How long without contact a watch still counts as healthy (seconds). */
+  readonly contactMaxAgeSeconds: number;
+  /** Tenant watch tuning (tests shorten it). */
+  readonly watchSeconds?: () => number;
+  readonly backoffMs?: number;
+  readonly maxBackoffMs?: number;
+  /** Builds the tenant connection from kubeconfig text (default {@linkcode kubeconfigConnection}). */
+  readonly connect?: (text: string, source: string) => KubeConnection;
+  readonly log: (record: Record<string, unknown>) => void;
+  /** Counts a write: `spec` (with why) or `status`, or a failed one. */
+  readonly wrote: (part: "spec" | "status", reason: string, ok: boolean) => void;
+}
+
+/** A running tenant. */
+export interface TenantWorker {
+  readonly tenant: Tenant;
+  /** How the tenant is read now (`Connecting` before the first answer). */
+  state(): TenantHealth["state"] | "Connecting";
+  stop(): Promise<void>;
+}
+
+const INVENTORIES = "/apis/butler.butlerlabs.dev/v1alpha1/namespaces";
+/** Spec writes of one tenant are at most this frequent; changes in between are coalesced (ms). */
+const MIN_WRITE_INTERVAL_MS = 1000;
+/** Coalesces a burst of Service events into one write (ms). */
+const DEBOUNCE_MS = 100;
+/** How often the worker checks whether a heartbeat is due or its health changed (ms). */
+const TICK_MS = 5000;
+
+function healthOf(error: KubeApiError): TenantHealth {
+  const message = truncate(`cannot read the tenant's Services: ${error.reason} ${error.message}`.trim(), 300);
+  if (error.status === 401) return { state: "Unauthorized", message };
+  if (error.status === 403) return { state: "Forbidden", message };
+  return { state: "Unreachable", message };
+}
+
+/** Starts watching one tenant. */
+export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
+  const inventoryPath = `${INVENTORIES}/${tenant.namespace}/loadbalancerinventories/${tenant.name}`;
+  const secretPath = `/api/v1/namespaces/${tenant.namespace}/secrets/${tenant.secretName}`;
+  const secretRef = `Secret ${tenant.namespace}/${tenant.secretName}`;
+  let stopped = false;
+  let previous: { spec?: unknown; status?: unknown } | undefined;
+  let loaded = false;
+  let secretVersion: string | undefined;
+  let connection: KubeConnection | undefined;
+  let watcher: Watcher<FactResult> | undefined;
+  let problem: TenantHealth | undefined; // kubeconfig problems, before any watch
+  let writing: Promise<void> = Promise.resolve();
+  let lastSpecWrite = 0;
+  let debounce: ReturnType<typeof setTimeout> | undefined;
+  let recheckAt = 0;
+
+  function health(): TenantHealth | undefined {
+    if (problem) return problem;
+    if (!watcher) return undefined;
+    const h = watcher.health;
+    if (h.state === "failing") return healthOf(h.error);
+    if (!watcher.synced) return undefined;
+    const age = (ctx.clock().getTime() - watcher.lastContact) / 1000;
+    return age <= ctx.contactMaxAgeSeconds ? { state: "Watching" } : {
+      state: "Unreachable",
+      message: `no answer from the tenant's API server for ${Math.round(age)}s`,
+    };
+  }
+
+  async function stopWatch(): Promise<void> {
+    const [w, c] = [watcher, connection];
+    watcher = undefined;
+    connection = undefined;
+    await w?.stop();
+    c?.httpClient?.close();
+  }
+
+  /** Reads the kubeconfig Secret; (re)starts the watch when it is new or changed. */
+  async function connect(): Promise<void> {
+    recheckAt = Date.now() + ctx.kubeconfigRecheckSeconds * 1000;
+    let secret: { metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined;
+    try {
+      secret = await ctx.kube.get(secretPath) as typeof secret;
+    } catch (err) {
+      ctx.log({ msg: "cannot read the kubeconfig Secret", tenant: tenant.key, error: String(err) });
+      return; // keep what runs; try again at the next recheck
+    }
+    const version = secret?.metadata?.resourceVersion;
+    if (secret && version === secretVersion && (watcher || problem)) return;
+    secretVersion = version;
+    await stopWatch();
+    const encoded = secret?.data?.[tenant.secretKey];
+    if (!secret || encoded === undefined) {
+      problem = {
+        state: "KubeconfigMissing",
+        message: secret ? `${secretRef} has no key "${tenant.secretKey}"` : `${secretRef} not found`,
+      };
+      return;
+    }
+    try {
+      const text = new TextDecoder().decode(decodeBase64(encoded));
+      connection = (ctx.connect ?? kubeconfigConnection)(text, `${secretRef} key "${tenant.secretKey}"`);
+    } catch (err) {
+      problem = { state: "KubeconfigInvalid", message: err instanceof Error ? err.message : String(err) };
+      return;
+    }
+    problem = undefined;
+    const client = createKubeClient(connection, { retries: 0 });
+    watcher = startWatch({
+      client,
+      path: "/api/v1/services",
+      select: (raw) => {
+        const fact = serviceFact(raw);
+        return fact.kind === "ignored" ? undefined : fact;
+      },
+      // Invalid Services are held too (to be named); twice the cap leaves room to choose the kept ones.
+      maxItems: INVENTORY_LIMITS.maxServices * 2,
+      ...(ctx.watchSeconds ? { watchSeconds: ctx.watchSeconds } : {}),
+      ...(ctx.backoffMs !== undefined ? { backoffMs: ctx.backoffMs } : {}),
+      ...(ctx.maxBackoffMs !== undefined ? { maxBackoffMs: ctx.maxBackoffMs } : {}),
+      clock: () => ctx.clock().getTime(),
+      onChange: schedule,
+      onHealth: (h) => {
+        // Refused credentials may be rotated ones: read the Secret again soon rather than at the next recheck.
+        if (h.state === "failing" && (h.error.status === 401 || h.error.status === 403)) {
+          recheckAt = Math.min(recheckAt, Date.now() + 2000);
+        }
+        schedule();
+      },
+    });
+    ctx.log({ msg: "watching tenant", tenant: tenant.key, server: connection.server });
+  }
+
+  function schedule(): void {
+    if (stopped || debounce !== undefined) return;
+    const wait = Math.max(DEBOUNCE_MS, lastSpecWrite + MIN_WRITE_INTERVAL_MS - Date.now());
+    debounce = setTimeout(() => {
+      debounce = undefined;
+      writing = writing.then(reconcile);
+    }, wait);
+  }
+
+  async function reconcile(): Promise<void> {
+    if (stopped) return;
+    if (!loaded) {
+      try {
+        const stored = await ctx.kube.get(inventoryPath) as typeof previous;
+        previous = stored ? { spec: stored.spec, status: stored.status } : undefined;
+        loaded = true;
+      } catch (err) {
+        ctx.log({ msg: "cannot read the inventory", tenant: tenant.key, error: String(err) });
+        return;
+      }
+    }
+    const h = health();
+    if (!h) return;
+    const facts = watcher ? [...watcher.items.values()] : [];
+    const plan = planInventory({
+      services: facts.flatMap((f) => f.kind === "fact" ? [f.fact] : []),
+      invalid: facts.flatMap((f) => f.kind === "invalid" ? [{ key: f.key, reason: f.reason }] : []),
+      overflow: watcher?.overflow ?? false,
+      previous,
+      health: h,
+      now: ctx.clock(),
+      heartbeatSeconds: ctx.heartbeatSeconds,
+    });
+    try {
+      if (plan.spec) {
+        lastSpecWrite = Date.now();
+        const stored = await ctx.kube.apply(
+          inventoryPath,
+          inventoryApply(tenant, { spec: plan.spec }),
+          FIELD_MANAGER,
+        ) as { spec?: unknown; status?: unknown };
+        ctx.wrote("spec", plan.reason!, true);
+        previous = { spec: stored.spec, status: stored.status };
+      }
+      if (plan.status) {
+        const stored = await ctx.kube.apply(
+          `${inventoryPath}/status`,
+          inventoryApply(tenant, { status: plan.status }),
+          FIELD_MANAGER,
+        ) as { spec?: unknown; status?: unknown };
+        ctx.wrote("status", "changed", true);
+        previous = { spec: stored.spec, status: stored.status };
+      }
+    } catch (err) {
+      ctx.wrote(plan.spec ? "spec" : "status", "failed", false);
+      // An inventory deleted under us (or never there for the status) is read again next time.
+      if (err instanceof KubeApiError && err.status === 404) loaded = false;
+      ctx.log({ msg: "inventory not written", tenant: tenant.key, error: String(err) });
+    }
+  }
+
+  const tick = setInterval(() => {
+    if (Date.now() >= recheckAt) writing = writing.then(connect);
+    schedule();
+  }, Math.min(TICK_MS, ctx.kubeconfigRecheckSeconds * 1000));
+  writing = writing.then(connect).then(() => schedule());
+
+  return {
+    tenant,
+    state: () => health()?.state ?? "Connecting",
+    async stop() {
+      stopped = true;
+      clearInterval(tick);
+      if (debounce !== undefined) clearTimeout(debounce);
+      await writing.catch(() => {});
+      await stopWatch();
+    },
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * The LoadBalancer reporter process (`main.ts reporter`): validates its configuration, starts the reporter
+ * ({@link ./lib/reporter/mod.ts}), serves `/metrics`, `/healthz` and `/readyz`, and on SIGTERM/SIGINT stops its
+ * watches and deletes its Lease so the other replicas take its tenants at once.
+ *
+ * @module
+ */
+import client from "prom-client";
+import { loadReporterConfig } from "./lib/config/mod.ts";
+import { createKubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
+import { startReporter } from "./lib/reporter/mod.ts";
+
+function log(record: Record<string, unknown>): void {
+  console.log(
+    JSON.stringify({ time: new Date().toISOString(), level: "info", component: "reporter", ...record }),
+  );
+}
+
+function fail(message: string): never {
+  console.error(
+    JSON.stringify({ time: new Date().toISOString(), level: "error", component: "reporter", msg: message }),
+  );
+  Deno.exit(1);
+}
+
+const loaded = loadReporterConfig(Deno.env.toObject());
+if (!loaded.ok) fail(`invalid configuration: ${loaded.message}`);
+const config = loaded.config;
+
+let connection;
+try {
+  connection = loadKubeConfig(Deno.env.toObject(), Deno.readTextFileSync);
+} catch (err) {
+  fail(`cannot configure the Kubernetes API client: ${err instanceof Error ? err.message : String(err)}`);
+}
+if (!connection) fail("the reporter needs the Kubernetes API: run it in a pod or set KUBECONFIG");
+
+const registry = new client.Registry();
+client.collectDefaultMetrics({ register: registry });
+const reporter = startReporter({
+  kube: createKubeClient(connection, { timeoutMs: 10_000, retries: 2 }),
+  identity: config.identity,
+  namespace: config.namespace,
+  location: { secretName: config.secretName, secretKey: config.secretKey },
+  leaseSeconds: config.leaseSeconds,
+  renewSeconds: config.renewSeconds,
+  heartbeatSeconds: config.heartbeatSeconds,
+  kubeconfigRecheckSeconds: config.kubeconfigRecheckSeconds,
+  log,
+  registry,
+});
+
+const server = Deno.serve({
+  hostname: config.host,
+  port: config.port,
+  onListen: ({ hostname, port }) =>
+    log({ msg: `reporter probes and metrics on http://${hostname}:${port}`, identity: config.identity }),
+}, async (req) => {
+  const path = new URL(req.url).pathname;
+  if (path === "/healthz") return new Response("ok\n");
+  if (path === "/readyz") {
+    return reporter.ready()
+      ? new Response("ok\n")
+      : new Response("not ready: TenantClusters, ProviderConfigs or the Lease not read yet\n", {
+        status: 503,
+      });
+  }
+  if (path === "/metrics") {
+    return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
+  }
+  if (path === "/tenants") return Response.json({ members: reporter.members(), tenants: reporter.tenants() });
+  return new Response("not found\n", { status: 404 });
+});
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log({ msg: "shutdown started", signal });
+  const timeout = setTimeout(() => Deno.exit(1), 20_000);
+  await reporter.stop();
+  await server.shutdown();
+  clearTimeout(timeout);
+  log({ msg: "shutdown complete" });
+  Deno.exit(0);
+}
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  Deno.addSignalListener(signal, () => void shutdown(signal));
+}

@@ -1,0 +1,382 @@
+/**
+ * The LoadBalancer reporter against real API servers: the test cluster is the management cluster, and a second
+ * control plane is the tenant, reached through a TCP proxy the test can cut and restore. The reporter runs as
+ * `main.ts reporter` with the shipped ServiceAccount's RBAC (a token of `butler-reporter`), with shortened
+ * Lease, heartbeat and recheck periods.
+ */
+import assert from "node:assert/strict";
+import { encodeBase64 } from "../../lib/encoding/base64.ts";
+import { syncTenantCluster } from "../../hooks/tenantcluster/mod.ts";
+import { KINDS } from "../../lib/butler/mod.ts";
+import { groupKey } from "../../lib/contract/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { startControlPlane } from "./run.ts";
+import { controlPlaneBinary } from "./tools.ts";
+import { api, cluster, freePort, installManifests, kubectlOk, ROOT, spawnLogged } from "./cluster.ts";
+
+const NS = "reporter-a";
+const b64 = (text: string) => encodeBase64(new TextEncoder().encode(text));
+const PC = "reporter-elastic";
+const GROUP = "/apis/butler.butlerlabs.dev/v1alpha1";
+const inventoryPath = (name: string) => `${GROUP}/namespaces/${NS}/loadbalancerinventories/${name}`;
+
+interface Inventory {
+  metadata: { ownerReferences?: { kind: string; name: string; uid: string }[] };
+  spec: { observedAt: string; services?: { namespace: string; name: string; ingressIPs?: string[] }[] };
+  status?: {
+    services?: number;
+    pending?: number;
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+async function inventory(name: string): Promise<Inventory | undefined> {
+  const r = await api("GET", inventoryPath(name));
+  return r.status === 200 ? r.body as unknown as Inventory : undefined;
+}
+
+/** Polls until `check` holds; returns the milliseconds it took. */
+async function within(ms: number, what: string, check: () => Promise<boolean>): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < ms) {
+    if (await check()) return performance.now() - start;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what}: not within ${ms} ms`);
+}
+
+const reporting = (inv: Inventory | undefined) =>
+  inv?.status?.conditions?.find((c) => c.type === "Reporting");
+
+/** A TCP proxy to the tenant API server that the test can cut (close everything) and restore on the same port. */
+function tcpProxy(target: number) {
+  const port = freePort();
+  let listener: Deno.Listener | undefined;
+  const conns = new Set<Deno.Conn>();
+  async function serve(l: Deno.Listener) {
+    for await (const inbound of l) {
+      Deno.connect({ hostname: "127.0.0.1", port: target }).then((outbound) => {
+        conns.add(inbound).add(outbound);
+        const close = () => {
+          for (const c of [inbound, outbound]) {
+            conns.delete(c);
+            try {
+              c.close();
+            } catch { /* closed */ }
+          }
+        };
+        inbound.readable.pipeTo(outbound.writable).catch(() => {}).finally(close);
+        outbound.readable.pipeTo(inbound.writable).catch(() => {}).finally(close);
+      }, () => inbound.close());
+    }
+  }
+  const open = () => {
+    listener = Deno.listen({ hostname: "127.0.0.1", port });
+    serve(listener).catch(() => {});
+  };
+  open();
+  return {
+    port,
+    cut() {
+      listener?.close();
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch { /* closed */ }
+      }
+      conns.clear();
+    },
+    restore: open,
+  };
+}
+
+Deno.test("the LoadBalancer reporter, a real management cluster and a real tenant cluster", async (t) => {
+  await installManifests();
+  const tenantPlane = await startControlPlane(await controlPlaneBinary());
+  // kubectl's last --kubeconfig wins: these run against the tenant.
+  const onTenant = (args: string[], stdin?: string) =>
+    kubectlOk([`--kubeconfig=${tenantPlane.dir}/kubeconfig`, ...args], stdin === undefined ? {} : { stdin });
+  const proxy = tcpProxy(Number(new URL(tenantPlane.server).port));
+  const reporters: { name: string; child: Deno.ChildProcess; port: number; log: string }[] = [];
+  const mgmt = cluster();
+
+  // The tenant: a ServiceAccount that may read Services, and tokens bound to Secrets (deleting one revokes it).
+  await onTenant(["create", "serviceaccount", "reporter", "-n", "default"]);
+  await onTenant(["create", "clusterrole", "read-services", "--verb=get,list,watch", "--resource=services"]);
+  await onTenant([
+    "create",
+    "clusterrolebinding",
+    "reporter",
+    "--clusterrole=read-services",
+    "--serviceaccount=default:reporter",
+  ]);
+  async function tenantToken(bound: string): Promise<string> {
+    await onTenant(["create", "secret", "generic", bound, "-n", "default"]);
+    const out = await onTenant([
+      "create",
+      "token",
+      "reporter",
+      "-n",
+      "default",
+      "--duration=1h",
+      "--bound-object-kind=Secret",
+      `--bound-object-name=${bound}`,
+    ]);
+    return out.trim();
+  }
+  const tenantCa = b64(Deno.readTextFileSync(`${tenantPlane.dir}/ca.crt`));
+  const kubeconfig = (token: string) =>
+    `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "https://127.0.0.1:${proxy.port}", ` +
+    `certificate-authority-data: ${tenantCa}}}]\nusers: [{name: r, user: {token: "${token}"}}]\n` +
+    `contexts: [{name: t, context: {cluster: t, user: r}}]\ncurrent-context: t\n`;
+  const putSecret = (name: string, text: string) =>
+    kubectlOk(["apply", "--server-side", "--force-conflicts", "-f", "-"], {
+      stdin: JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name, namespace: NS },
+        data: { value: b64(text) },
+      }),
+    });
+  const service = (name: string) =>
+    onTenant(
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name, namespace: "default" },
+        spec: { type: "LoadBalancer", ports: [{ port: 80 }] },
+      }),
+    );
+
+  // The management side: an elastic ProviderConfig, TenantClusters, and the reporter's shipped RBAC.
+  await kubectlOk(["create", "namespace", NS]);
+  const pc = Deno.readTextFileSync(`${ROOT}/examples/providerconfigs/proxmox-elastic.yaml`)
+    .replace("name: proxmox-elastic", `name: ${PC}`);
+  await kubectlOk(["apply", "-f", "-"], { stdin: pc });
+  const tc = (name: string) =>
+    kubectlOk(["apply", "-f", "-"], {
+      stdin: JSON.stringify({
+        apiVersion: "butler.butlerlabs.dev/v1alpha1",
+        kind: "TenantCluster",
+        metadata: { name, namespace: NS },
+        spec: { providerConfigRef: { name: PC } },
+      }),
+    });
+  await kubectlOk([
+    "apply",
+    "-f",
+    `${ROOT}/manifests/components/reporter/serviceaccount.yaml`,
+    "-f",
+    `${ROOT}/manifests/components/reporter/rbac.yaml`,
+  ]);
+  const saToken =
+    (await kubectlOk(["create", "token", "butler-reporter", "-n", "butler-system", "--duration=1h"]))
+      .trim();
+  const mgmtKubeconfig = `${tenantPlane.dir}/management-kubeconfig`;
+  Deno.writeTextFileSync(
+    mgmtKubeconfig,
+    `apiVersion: v1\nkind: Config\nclusters: [{name: m, cluster: {server: "${mgmt.server}", ` +
+      `certificate-authority-data: ${b64(Deno.readTextFileSync(`${mgmt.dir}/ca.crt`))}}}]\n` +
+      `users: [{name: r, user: {token: "${saToken}"}}]\ncontexts: [{name: m, context: {cluster: m, user: r}}]\n` +
+      `current-context: m\n`,
+  );
+  function startReporter(name: string) {
+    const port = freePort();
+    const log = `${tenantPlane.dir}/${name}.log`;
+    const child = spawnLogged([Deno.execPath(), "run", "-A", "main.ts", "reporter"], log, {
+      KUBECONFIG: mgmtKubeconfig,
+      HOSTNAME: name,
+      POD_NAMESPACE: "butler-system",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      REPORTER_LEASE_SECONDS: "6",
+      REPORTER_RENEW_SECONDS: "2",
+      REPORTER_HEARTBEAT_SECONDS: "5",
+      KUBECONFIG_RECHECK_SECONDS: "2",
+    });
+    reporters.push({ name, child, port, log });
+    return { name, child, port, log };
+  }
+  const ours = (tenants: Record<string, string>) =>
+    Object.keys(tenants).filter((k) => k.startsWith(`${NS}/`)).sort();
+  const tenantsOf = async (port: number) =>
+    ((await (await fetch(`http://127.0.0.1:${port}/tenants`)).json()) as { tenants: Record<string, string> })
+      .tenants;
+
+  try {
+    const tokenA = await tenantToken("token-a");
+    await putSecret("c1-kubeconfig", kubeconfig(tokenA));
+    await tc("c1");
+    const first = startReporter("reporter-1");
+
+    await t.step("the inventory is created from the first read, owned by its TenantCluster", async () => {
+      await within(30_000, "inventory c1", async () => reporting(await inventory("c1")) !== undefined);
+      const inv = (await inventory("c1"))!;
+      assert.equal(inv.metadata.ownerReferences?.[0]?.kind, "TenantCluster");
+      assert.deepEqual(inv.spec.services ?? [], []);
+      assert.equal(reporting(inv)?.reason, "Watching");
+    });
+
+    await t.step("a LoadBalancer Service created in the tenant shows up pending within 2 s", async () => {
+      await service("shop");
+      const ms = await within(2000, "pending Service", async () => {
+        const s = (await inventory("c1"))?.spec.services?.find((s) => s.name === "shop");
+        return s !== undefined && !s.ingressIPs;
+      });
+      console.log(`  pending Service in the inventory after ${ms.toFixed(0)} ms`);
+      assert.equal((await inventory("c1"))?.status?.pending, 1);
+    });
+
+    await t.step("assigning it an address shows within 2 s", async () => {
+      await onTenant([
+        "patch",
+        "service",
+        "shop",
+        "-n",
+        "default",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        JSON.stringify({ status: { loadBalancer: { ingress: [{ ip: "192.168.10.40" }] } } }),
+      ]);
+      const ms = await within(2000, "assigned address", async () => {
+        const s = (await inventory("c1"))?.spec.services?.find((s) => s.name === "shop");
+        return s?.ingressIPs?.[0] === "192.168.10.40";
+      });
+      console.log(`  assigned address in the inventory after ${ms.toFixed(0)} ms`);
+    });
+
+    await t.step("observedAt is refreshed while the watch is healthy and nothing changes", async () => {
+      const before = (await inventory("c1"))!.spec.observedAt;
+      await within(9000, "heartbeat", async () => (await inventory("c1"))!.spec.observedAt !== before);
+    });
+
+    await t.step(
+      "kubeconfig rotation: refused credentials show, rotated ones are used without a restart",
+      async () => {
+        await putSecret("c1-kubeconfig", kubeconfig("not-a-token"));
+        await within(
+          15_000,
+          "Unauthorized",
+          async () => reporting(await inventory("c1"))?.reason === "Unauthorized",
+        );
+        const tokenB = await tenantToken("token-b");
+        await putSecret("c1-kubeconfig", kubeconfig(tokenB));
+        await onTenant(["delete", "secret", "token-a", "-n", "default"]); // token A no longer works anywhere
+        await within(
+          15_000,
+          "Watching again",
+          async () => reporting(await inventory("c1"))?.reason === "Watching",
+        );
+        await service("api");
+        await within(
+          3000,
+          "Service read with token B",
+          async () => (await inventory("c1"))?.spec.services?.some((s) => s.name === "api") ?? false,
+        );
+      },
+    );
+
+    await t.step(
+      "cutting the tenant's API server stops observedAt; the hook then reports DemandUnknown",
+      async () => {
+        proxy.cut();
+        await within(
+          15_000,
+          "Unreachable",
+          async () => reporting(await inventory("c1"))?.reason === "Unreachable",
+        );
+        const frozen = (await inventory("c1"))!;
+        await new Promise((r) => setTimeout(r, 7000)); // more than a heartbeat
+        const later = (await inventory("c1"))!;
+        assert.equal(later.spec.observedAt, frozen.spec.observedAt);
+        assert.equal(later.spec.services?.length, 2, "the last known Services are kept");
+        // The stored inventory as the TenantCluster hook reads it (in the elastic fixture's request): five minutes
+        // after the last observedAt no elastic decision is made; ten seconds after, the same request decides.
+        const fixture = JSON.parse(Deno.readTextFileSync(
+          `${ROOT}/tests/fixtures/tenantcluster/sync/elastic-growth-3-pending-1-in-flight/request.json`,
+        ));
+        const group = groupKey(KINDS.LoadBalancerInventory);
+        const key = Object.keys(fixture.related[group])[0]!;
+        fixture.related[group][key] = { ...fixture.related[group][key], spec: later.spec };
+        const elastic = (seconds: number) => {
+          const now = new Date(Date.parse(later.spec.observedAt) + seconds * 1000);
+          const out = syncTenantCluster(fixture, { now, config: DEFAULT_HOOK_CONFIG }) as unknown as {
+            status: { conditions: { type: string; reason: string; message: string }[] };
+          };
+          return out.status.conditions.find((c) => c.type === "ElasticIPAM")!;
+        };
+        assert.equal(elastic(301).reason, "DemandUnknown");
+        assert.match(elastic(301).message, new RegExp(`last observed at ${later.spec.observedAt}`));
+        assert.notEqual(elastic(10).reason, "DemandUnknown");
+        proxy.restore();
+        await within(30_000, "recovered", async () => {
+          const inv = await inventory("c1");
+          return reporting(inv)?.reason === "Watching" && inv!.spec.observedAt !== frozen.spec.observedAt;
+        });
+      },
+    );
+
+    await t.step(
+      "two replicas share the tenants; one killed, the other takes them within the Lease",
+      async () => {
+        for (const name of ["c2", "c3", "c4", "c5", "c6"]) {
+          await putSecret(`${name}-kubeconfig`, kubeconfig(await tenantToken(`token-${name}`)));
+          await tc(name);
+        }
+        const second = startReporter("reporter-2");
+        const all = ["c1", "c2", "c3", "c4", "c5", "c6"].map((n) => `${NS}/${n}`);
+        let split: [string[], string[]] = [[], []];
+        await within(30_000, "tenants split over two replicas", async () => {
+          try {
+            const [a, b] = [await tenantsOf(first.port), await tenantsOf(second.port)];
+            split = [ours(a), ours(b)];
+            return split[0].length > 0 && split[1].length > 0 &&
+              [...split[0], ...split[1]].sort().join() === all.join();
+          } catch {
+            return false;
+          }
+        });
+        console.log(`  reporter-1 watches ${split[0].join(", ")}; reporter-2 watches ${split[1].join(", ")}`);
+        first.child.kill("SIGKILL");
+        await first.child.status;
+        const ms = await within(30_000, "the survivor holds every tenant", async () => {
+          const b = Object.keys(await tenantsOf(second.port)).filter((k) => k.startsWith(`${NS}/`)).sort();
+          return b.join() === all.join();
+        });
+        console.log(`  the survivor took the dead replica's tenants after ${(ms / 1000).toFixed(1)} s`);
+        await service("after-failover");
+        await within(10_000, "every inventory is written by the survivor", async () => {
+          for (const n of ["c1", "c2", "c3", "c4", "c5", "c6"]) {
+            const inv = await inventory(n);
+            if (!inv?.spec.services?.some((s) => s.name === "after-failover")) return false;
+          }
+          return true;
+        });
+      },
+    );
+
+    await t.step("a deleted TenantCluster's watch stops and its inventory goes with it", async () => {
+      assert.ok(await inventory("c6"), "c6 has an inventory to lose");
+      await kubectlOk(["delete", "tenantcluster", "c6", "-n", NS, "--wait=false"]);
+      await within(30_000, "inventory c6 collected", async () => (await inventory("c6")) === undefined);
+      const survivor = reporters[1]!;
+      await within(
+        10_000,
+        "c6 no longer watched",
+        async () => !(`${NS}/c6` in await tenantsOf(survivor.port)),
+      );
+    });
+  } finally {
+    for (const r of reporters) {
+      try {
+        r.child.kill("SIGTERM");
+      } catch { /* gone */ }
+      await r.child.status;
+    }
+    proxy.cut();
+    await tenantPlane.stop();
+    await kubectlOk(["delete", "namespace", NS, "--wait=false"]).catch(() => "");
+  }
+});

@@ -1,0 +1,158 @@
+/**
+ * The reporter's pure core: golden fixtures (`fixtures/<case>/input.json`: the tenant's Services as its API
+ * returns them, the stored inventory, the health and the time -> `plan.json`), the caps, and properties.
+ * `UPDATE_GOLDEN=1` rewrites `plan.json` on purpose.
+ */
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { InventorySpec } from "../../lib/api/mod.ts";
+import { keyOf } from "../../lib/kube/mod.ts";
+import {
+  type FactResult,
+  INVENTORY_LIMITS,
+  inventoryApply,
+  type InventoryInput,
+  planInventory,
+  serviceFact,
+  type TenantHealth,
+} from "../../lib/reporter/mod.ts";
+import { formatFixture } from "../../lib/testing/mod.ts";
+
+const FIXTURES = new URL("./fixtures", import.meta.url).pathname;
+
+/** What the adapter does with a list: one entry per key (the last wins, as a watch's map), reduced. */
+function inputOf(raw: { now: string; health: TenantHealth; services: unknown[]; previous?: unknown }) {
+  const held = new Map<string, FactResult>();
+  for (const s of raw.services) {
+    const key = keyOf(s);
+    const fact = serviceFact(s);
+    if (key && fact.kind !== "ignored") held.set(key, fact);
+  }
+  const facts = [...held.values()];
+  return {
+    services: facts.flatMap((f) => f.kind === "fact" ? [f.fact] : []),
+    invalid: facts.flatMap((f) => f.kind === "invalid" ? [{ key: f.key, reason: f.reason }] : []),
+    previous: raw.previous as InventoryInput["previous"],
+    health: raw.health,
+    now: new Date(raw.now),
+  };
+}
+
+for (const name of [...Deno.readDirSync(FIXTURES)].map((e) => e.name).sort()) {
+  Deno.test(`reporter golden ${name}`, () => {
+    const input = JSON.parse(Deno.readTextFileSync(`${FIXTURES}/${name}/input.json`));
+    const plan = planInventory(inputOf(input));
+    const path = `${FIXTURES}/${name}/plan.json`;
+    if (Deno.env.get("UPDATE_GOLDEN") === "1") Deno.writeTextFileSync(path, formatFixture(plan));
+    assert.deepEqual(JSON.parse(formatFixture(plan)), JSON.parse(Deno.readTextFileSync(path)));
+    // Whatever is written is what the TenantCluster hook reads.
+    if (plan.spec) assert.ok(InventorySpec.safeParse(plan.spec).success);
+  });
+}
+
+const NOW = new Date("2026-03-01T12:00:00Z");
+const WATCHING: TenantHealth = { state: "Watching" };
+
+function service(i: number, withIp: boolean, createdMinute: number) {
+  return {
+    namespace: "ns",
+    name: `svc-${String(i).padStart(5, "0")}`,
+    createdAt: new Date(NOW.getTime() - createdMinute * 60_000).toISOString().replace(".000Z", "Z"),
+    ingressIPs: withIp ? [`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`] : [],
+  };
+}
+
+Deno.test("a tenant with more Services than the cap: addresses kept first, then the longest pending", () => {
+  const services = [
+    ...Array.from({ length: 600 }, (_, i) => service(i, true, 1)),
+    ...Array.from({ length: 600 }, (_, i) => service(1000 + i, false, i)),
+  ];
+  const plan = planInventory({ services, invalid: [], health: WATCHING, now: NOW });
+  const kept = plan.spec!.services!;
+  assert.equal(kept.length, INVENTORY_LIMITS.maxServices);
+  assert.equal(kept.filter((s) => s.ingressIPs?.length).length, 600);
+  // The 400 pending kept are the 400 oldest (created 599..200 minutes ago).
+  const pending = kept.filter((s) => !s.ingressIPs).map((s) => Number(s.name.slice(4)) - 1000);
+  assert.deepEqual(pending.sort((a, b) => a - b), Array.from({ length: 400 }, (_, i) => 200 + i));
+  const complete =
+    (plan.status!.conditions as { type: string; status: string; reason: string; message: string }[])
+      .find((c) => c.type === "Complete")!;
+  assert.equal(complete.reason, "Truncated");
+  assert.match(complete.message, /^1200 LoadBalancer Services exceed the cap of 1000: 200 left out/);
+  // Well under the API server's 1.5 MiB object limit even at the cap, with long names and dual stack.
+  const long = Array.from({ length: 2000 }, (_, i) => ({
+    namespace: "n".repeat(63),
+    name: `s${String(i).padStart(62, "0")}`,
+    createdAt: "2026-03-01T11:00:00Z",
+    ingressIPs: ["ffff:ffff:ffff:ffff:ffff:ffff:ffff:fff1", "255.255.255.255"],
+  }));
+  const big = planInventory({ services: long, invalid: [], health: WATCHING, now: NOW });
+  const size =
+    JSON.stringify(inventoryApply({ namespace: "t", name: "c", uid: "u" }, { spec: big.spec! })).length;
+  assert.ok(size < 400_000, `worst-case inventory is ${size} bytes`);
+});
+
+Deno.test("the overflow of the reporter's own hold is reported as Truncated", () => {
+  const plan = planInventory({ services: [], invalid: [], overflow: true, health: WATCHING, now: NOW });
+  const complete = (plan.status!.conditions as { type: string; reason: string }[])[1]!;
+  assert.equal(complete.reason, "Truncated");
+});
+
+const arbFact = fc.record({
+  ns: fc.constantFrom("a", "b", "shop"),
+  name: fc.stringMatching(/^[a-z][a-z0-9]{0,5}$/),
+  minute: fc.integer({ min: 0, max: 600 }),
+  ip: fc.option(fc.integer({ min: 0, max: 255 }), { nil: undefined }),
+}).map((r) => ({
+  namespace: r.ns,
+  name: r.name,
+  createdAt: new Date(NOW.getTime() - r.minute * 60_000).toISOString().replace(".000Z", "Z"),
+  ingressIPs: r.ip === undefined ? [] : [`10.0.0.${r.ip}`],
+}));
+const unique = (
+  facts: ReturnType<typeof arbFact.generate>["value"][],
+) => [...new Map(facts.map((f) => [`${f.namespace}/${f.name}`, f])).values()];
+
+Deno.test("properties: a written plan is a fixed point, order does not matter, unhealthy never writes spec", () => {
+  fc.assert(
+    fc.property(fc.array(arbFact, { maxLength: 30 }), fc.integer({ min: 0, max: 200 }), (raw, seconds) => {
+      const services = unique(raw);
+      const first = planInventory({ services, invalid: [], health: WATCHING, now: NOW });
+      assert.ok(first.spec && first.status);
+      // Stored as written, the same facts a little later change nothing until the heartbeat is due.
+      const later = new Date(NOW.getTime() + seconds * 1000);
+      const again = planInventory({
+        services: [...services].reverse(),
+        invalid: [],
+        health: WATCHING,
+        previous: { spec: first.spec, status: first.status },
+        now: later,
+      });
+      assert.equal(again.status, undefined);
+      assert.equal(again.spec !== undefined, seconds >= 45);
+      if (again.spec) assert.equal(again.reason, "heartbeat");
+      // While the tenant cannot be read, the stored spec is never touched, whatever the Services say.
+      const down = planInventory({
+        services: [],
+        invalid: [],
+        health: { state: "Unreachable", message: "down" },
+        previous: { spec: first.spec, status: first.status },
+        now: later,
+      });
+      assert.equal(down.spec, undefined);
+      assert.equal(down.status?.services, first.status.services);
+    }),
+    { numRuns: 200 },
+  );
+});
+
+Deno.test("serviceFact: names over 63 characters are cut in the key, never echoed whole", () => {
+  const r = serviceFact({
+    metadata: { namespace: "x".repeat(5000), name: "y", creationTimestamp: "2026-01-01T00:00:00Z" },
+    spec: { type: "LoadBalancer" },
+  });
+  assert.equal(r.kind, "invalid");
+  assert.ok(
+    r.kind === "invalid" && r.key.length < 70 && r.reason === "metadata.namespace is not a DNS label",
+  );
+});
