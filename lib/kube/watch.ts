@@ -207,14 +207,16 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
       );
       lastContact = clock();
       setHealth({ state: "watching" });
-      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      // A TextDecoder rather than a TextDecoderStream: one watch per tenant, and each piped stream costs memory.
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
       let buffer = "";
       for (;;) {
         const { done, value } = await reader.read();
         if (done) return;
         rearm();
         lastContact = clock();
-        buffer += value;
+        buffer += decoder.decode(value, { stream: true });
         let nl: number;
         while ((nl = buffer.indexOf("\n")) >= 0) {
           const line = buffer.slice(0, nl);

@@ -50,6 +50,27 @@ export interface Reporter {
   stop(): Promise<void>;
 }
 
+/** Management API calls of all tenants in flight at once: bounds the burst when many tenants start or beat. */
+const MAX_CONCURRENT_WRITES = 8;
+
+/** A concurrency limiter: at most `max` calls run; the others wait in order. */
+export function createLimiter(max: number): <T>(call: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(call: () => Promise<T>): Promise<T> => {
+    // A finished call hands its slot straight to the next waiter, so `running` never passes `max`.
+    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      return await call();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}
+
 const GROUP_PATH = "/apis/butler.butlerlabs.dev/v1alpha1";
 const STATES = [
   "Connecting",
@@ -119,6 +140,7 @@ export function startReporter(options: ReporterOptions): Reporter {
   let reconciling: Promise<void> = Promise.resolve();
 
   const tenantContext = {
+    limit: createLimiter(MAX_CONCURRENT_WRITES),
     kube,
     clock,
     heartbeatSeconds: options.heartbeatSeconds ?? HEARTBEAT_SECONDS,

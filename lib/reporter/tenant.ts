@@ -24,6 +24,7 @@ import {
   type TenantHealth,
 } from "./inventory.ts";
 import type { Tenant } from "./tenants.ts";
+import { hash53 } from "./shards.ts";
 
 /** The field manager of every inventory write (all replicas share it, so none conflicts with another). */
 export const FIELD_MANAGER = "butler-reporter";
@@ -45,6 +46,8 @@ export interface TenantContext {
   /** Builds the tenant connection from kubeconfig text (default {@linkcode kubeconfigConnection}). */
   readonly connect?: (text: string, source: string) => KubeConnection;
   readonly log: (record: Record<string, unknown>) => void;
+  /** Runs a management API call when a slot is free: bounds the requests of all tenants together. */
+  readonly limit: <T>(call: () => Promise<T>) => Promise<T>;
   /** Counts a write: `spec` (with why) or `status`, or a failed one. */
   readonly wrote: (part: "spec" | "status", reason: string, ok: boolean) => void;
 }
@@ -88,6 +91,9 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
   let lastSpecWrite = 0;
   let debounce: ReturnType<typeof setTimeout> | undefined;
   let recheckAt = 0;
+  // Tenants started together would heartbeat together: each gets its own period in the last fifth below the
+  // configured one, the same on every replica.
+  const heartbeatSeconds = ctx.heartbeatSeconds * (0.8 + 0.2 * ((hash53(tenant.key) % 1000) / 1000));
 
   function health(): TenantHealth | undefined {
     if (problem) return problem;
@@ -115,7 +121,7 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
     recheckAt = Date.now() + ctx.kubeconfigRecheckSeconds * 1000;
     let secret: { metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined;
     try {
-      secret = await ctx.kube.get(secretPath) as typeof secret;
+      secret = await ctx.limit(() => ctx.kube.get(secretPath)) as typeof secret;
     } catch (err) {
       ctx.log({ msg: "cannot read the kubeconfig Secret", tenant: tenant.key, error: String(err) });
       return; // keep what runs; try again at the next recheck
@@ -179,7 +185,7 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
     if (stopped) return;
     if (!loaded) {
       try {
-        const stored = await ctx.kube.get(inventoryPath) as typeof previous;
+        const stored = await ctx.limit(() => ctx.kube.get(inventoryPath)) as typeof previous;
         previous = stored ? { spec: stored.spec, status: stored.status } : undefined;
         loaded = true;
       } catch (err) {
@@ -197,25 +203,27 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
       previous,
       health: h,
       now: ctx.clock(),
-      heartbeatSeconds: ctx.heartbeatSeconds,
+      heartbeatSeconds,
     });
     try {
       if (plan.spec) {
         lastSpecWrite = Date.now();
-        const stored = await ctx.kube.apply(
-          inventoryPath,
-          inventoryApply(tenant, { spec: plan.spec }),
-          FIELD_MANAGER,
-        ) as { spec?: unknown; status?: unknown };
+        const body = inventoryApply(tenant, { spec: plan.spec });
+        const stored = await ctx.limit(() => ctx.kube.apply(inventoryPath, body, FIELD_MANAGER)) as {
+          spec?: unknown;
+          status?: unknown;
+        };
         ctx.wrote("spec", plan.reason!, true);
         previous = { spec: stored.spec, status: stored.status };
       }
       if (plan.status) {
-        const stored = await ctx.kube.apply(
-          `${inventoryPath}/status`,
-          inventoryApply(tenant, { status: plan.status }),
-          FIELD_MANAGER,
-        ) as { spec?: unknown; status?: unknown };
+        const body = inventoryApply(tenant, { status: plan.status });
+        const stored = await ctx.limit(() =>
+          ctx.kube.apply(`${inventoryPath}/status`, body, FIELD_MANAGER)
+        ) as {
+          spec?: unknown;
+          status?: unknown;
+        };
         ctx.wrote("status", "changed", true);
         previous = { spec: stored.spec, status: stored.status };
       }

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
+  createLimiter,
   hash53,
   leaseName,
   liveMembers,
@@ -115,4 +116,19 @@ Deno.test("ownerOf property: a member leaving moves only its own tenants; order 
     ),
     { numRuns: 200 },
   );
+});
+
+Deno.test("createLimiter: never more than max calls at once, all of them run", async () => {
+  const limit = createLimiter(3);
+  let running = 0, peak = 0;
+  const results = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+    limit(async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, i % 3));
+      running--;
+      return i;
+    })));
+  assert.equal(peak, 3);
+  assert.deepEqual(results, Array.from({ length: 20 }, (_, i) => i));
 });

@@ -1,0 +1,191 @@
+/**
+ * `deno task load:reporter [--tenants=500] [--services=20] [--seconds=120]`: the reporter at rest with many
+ * tenants. Starts the test control plane as the management cluster (or uses `BUTLER_TEST_CLUSTER`), one process
+ * of fake tenant API servers, `--tenants` elastic TenantClusters with kubeconfig Secrets, and `main.ts reporter`
+ * with the shipped defaults; once every inventory is written, it measures the reporter's resident memory, CPU
+ * and inventory writes per minute over `--seconds`, and prints them (docs/performance.md records the figures).
+ *
+ * @module
+ */
+import { API_VERSION as API } from "../../lib/butler/mod.ts";
+import { encodeBase64 } from "../../lib/encoding/base64.ts";
+import { controlPlaneBinary } from "../api/tools.ts";
+
+const args = Deno.args;
+const flag = (name: string, fallback: number) => {
+  const hit = args.find((a) => a.startsWith(`--${name}=`));
+  return Number(hit ? hit.slice(name.length + 3) : fallback);
+};
+const tenants = flag("tenants", 500);
+const perTenant = flag("services", 20);
+const seconds = flag("seconds", 120);
+
+if (!Deno.env.get("BUTLER_TEST_CLUSTER")) {
+  const { startControlPlane } = await import("../api/run.ts");
+  const cp = await startControlPlane(await controlPlaneBinary(), { controllers: false });
+  const run = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL(import.meta.url).pathname, ...args],
+    env: { BUTLER_TEST_CLUSTER: cp.dir, DENO_CERT: `${cp.dir}/ca.crt` },
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+  await cp.stop();
+  await Deno.remove(cp.dir, { recursive: true });
+  Deno.exit(run.code);
+}
+
+const { cluster, freePort, installManifests, kubectlOk, ROOT } = await import("../api/cluster.ts");
+const c = cluster();
+const NS = "reporter-load";
+const b64 = (text: string) => encodeBase64(new TextEncoder().encode(text));
+
+// --- fake tenants
+const fake = new Deno.Command(Deno.execPath(), {
+  args: ["run", "--allow-net", `${ROOT}/tests/load/fake_tenants.ts`, `--services=${perTenant}`],
+  stdout: "piped",
+  stderr: "inherit",
+}).spawn();
+const fakeOut = fake.stdout.pipeThrough(new TextDecoderStream()).getReader();
+const fakePort = Number((await fakeOut.read()).value!.trim());
+
+// --- management objects
+await installManifests();
+await kubectlOk(["create", "namespace", NS]).catch(() => "");
+const apply = (obj: unknown) =>
+  kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(obj) });
+const pc = Deno.readTextFileSync(`${ROOT}/examples/providerconfigs/proxmox-elastic.yaml`)
+  .replace("name: proxmox-elastic", "name: load-elastic");
+await kubectlOk(["apply", "-f", "-"], { stdin: pc });
+const kubeconfig = (i: number) =>
+  `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "http://127.0.0.1:${fakePort}/t/${i}"}}]\n` +
+  `users: [{name: r, user: {token: fake}}]\ncontexts: [{name: t, context: {cluster: t, user: r}}]\ncurrent-context: t\n`;
+for (let i = 0; i < tenants; i += 100) {
+  const n = Math.min(100, tenants - i);
+  await apply({
+    apiVersion: "v1",
+    kind: "List",
+    items: Array.from({ length: n }, (_, j) => ({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: `tc-${i + j}-kubeconfig`, namespace: NS },
+      data: { value: b64(kubeconfig(i + j)) },
+    })),
+  });
+  await apply({
+    apiVersion: "v1",
+    kind: "List",
+    items: Array.from({ length: n }, (_, j) => ({
+      apiVersion: API,
+      kind: "TenantCluster",
+      metadata: { name: `tc-${i + j}`, namespace: NS },
+      spec: { providerConfigRef: { name: "load-elastic" } },
+    })),
+  });
+}
+console.log(`${tenants} elastic TenantClusters, ${perTenant} LoadBalancer Services each, on ${c.server}`);
+
+// --- the reporter, with the shipped defaults
+const port = freePort();
+const reporter = new Deno.Command(Deno.execPath(), {
+  args: ["run", "--allow-net", "--allow-env", "--allow-read", `${ROOT}/main.ts`, "reporter"],
+  env: {
+    // The shipped Deployment's heap settings.
+    DENO_V8_FLAGS: "--max-old-space-size=96,--max-semi-space-size=1",
+    KUBECONFIG: c.kubeconfig,
+    HOSTNAME: "load-reporter",
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    NO_COLOR: "1",
+    // Extra environment for experiments, e.g. REPORTER_ENV='{"MALLOC_ARENA_MAX":"2"}'.
+    ...JSON.parse(Deno.env.get("REPORTER_ENV") ?? "{}"),
+  },
+  stdout: "null",
+  stderr: "inherit",
+}).spawn();
+
+async function metrics(): Promise<Map<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    const m = line.match(
+      /^((?:butler_reporter_|nodejs_heap_size_used|nodejs_external)\w*(?:\{[^}]*\})?) ([\d.e+-]+)$/,
+    );
+    if (m) out.set(m[1]!, Number(m[2]));
+  }
+  return out;
+}
+const writes = (m: Map<string, number>) =>
+  [...m].filter(([k]) => k.startsWith("butler_reporter_inventory_writes_total")).reduce(
+    (n, [, v]) => n + v,
+    0,
+  );
+const proc = () => {
+  const status = Deno.readTextFileSync(`/proc/${reporter.pid}/status`);
+  const rss = Number(status.match(/VmRSS:\s+(\d+)/)![1]) / 1024;
+  const stat = Deno.readTextFileSync(`/proc/${reporter.pid}/stat`).split(") ")[1]!.split(" ");
+  return { rss, cpuSeconds: (Number(stat[11]) + Number(stat[12])) / 100 };
+};
+
+const started = performance.now();
+for (;;) {
+  await new Promise((r) => setTimeout(r, 1000));
+  try {
+    const m = await metrics();
+    if ((m.get('butler_reporter_tenants{state="Watching"}') ?? 0) >= tenants && writes(m) >= tenants * 2) {
+      break;
+    }
+  } catch { /* not listening yet */ }
+  if (performance.now() - started > 600_000) {
+    throw new Error("the reporter did not watch every tenant in 10 min");
+  }
+}
+console.log(
+  `every tenant watched and its inventory written after ${
+    ((performance.now() - started) / 1000).toFixed(1)
+  } s`,
+);
+const startupRss = proc().rss;
+
+const before = { ...proc(), writes: writes(await metrics()), at: performance.now() };
+let peak = 0;
+const samples: number[] = [];
+while (performance.now() - before.at < seconds * 1000) {
+  await new Promise((r) => setTimeout(r, 2000));
+  const p = proc();
+  peak = Math.max(peak, p.rss);
+  samples.push(p.rss);
+}
+const after = { ...proc(), writes: writes(await metrics()), at: performance.now() };
+const minutes = (after.at - before.at) / 60_000;
+const m = await metrics();
+const byReason = [...m].filter(([k]) => k.startsWith("butler_reporter_inventory_writes_total")).map((
+  [k, v],
+) => `${k.replace("butler_reporter_inventory_writes_total", "")}=${v}`).join(" ");
+console.log(JSON.stringify(
+  {
+    tenants,
+    servicesPerTenant: perTenant,
+    windowSeconds: Math.round(minutes * 60),
+    rssMiB: {
+      afterStartup: Math.round(startupRss),
+      median: Math.round(samples.sort((a, b) => a - b)[samples.length >> 1]!),
+      peak: Math.round(peak),
+    },
+    rssPerTenantKiB: Math.round((samples[samples.length >> 1]! * 1024) / tenants),
+    cpuPercentOfOneCore: Number((((after.cpuSeconds - before.cpuSeconds) / (minutes * 60)) * 100).toFixed(1)),
+    inventoryWritesPerMinute: Math.round((after.writes - before.writes) / minutes),
+    // Each tenant beats every 36-45 s (its own period): at rest, writes must fall in this range.
+    heartbeatsPerMinuteRange: [Math.round((tenants * 60) / 45), Math.round((tenants * 60) / 36)],
+    writesSoFar: byReason,
+    heapUsedMiB: Math.round((m.get("nodejs_heap_size_used_bytes") ?? 0) / 1048576),
+    externalMiB: Math.round((m.get("nodejs_external_memory_bytes") ?? 0) / 1048576),
+  },
+  null,
+  2,
+));
+
+reporter.kill("SIGTERM");
+await reporter.status;
+fake.kill("SIGTERM");
+await fake.status;
+await kubectlOk(["delete", "namespace", NS, "--wait=false"]).catch(() => "");
