@@ -41,6 +41,8 @@ export interface PlanInput {
   readonly inventory?: InventorySpec | undefined;
   readonly memory: IpamMemory;
   readonly now: Date;
+  /** The unused grace of growth allocations; the seed's {@linkcode SHRINK_GRACE_SECONDS} unless a test sets it. */
+  readonly shrinkGraceSeconds?: number;
   /** Whether new allocations may be created (not when an input is missing or invalid). */
   readonly mayCreate: boolean;
 }
@@ -304,6 +306,7 @@ export function planNetwork(input: PlanInput): Plan {
   }
 
   // Elastic growth and shrink.
+  const grace = input.shrinkGraceSeconds ?? SHRINK_GRACE_SECONDS;
   const maxSeen = Math.max(
     0,
     ...lbChildren.map((c) => growthIndex(c.name, tc) ?? 0),
@@ -352,13 +355,13 @@ export function planNetwork(input: PlanInput): Plan {
           continue;
         }
         const since = parseTime(memory.unusedSince[c.name]) ?? now;
-        if ((now.getTime() - since.getTime()) / 1000 >= SHRINK_GRACE_SECONDS) {
+        if ((now.getTime() - since.getTime()) / 1000 >= grace) {
           delete memory.unusedSince[c.name];
           memory.released.push(c.name);
           continue;
         }
         memory.unusedSince[c.name] = formatTime(since);
-        dueAt.push(new Date(since.getTime() + SHRINK_GRACE_SECONDS * 1000));
+        dueAt.push(new Date(since.getTime() + grace * 1000));
         keptGrowth.push(c);
       }
       desired.push(...keptGrowth.map((c) => c.keep));
@@ -418,8 +421,8 @@ export function planNetwork(input: PlanInput): Plan {
               status: "True",
               reason: "AtRest",
               message: `${keptGrowth.length} growth allocation(s) in use or within the ${
-                SHRINK_GRACE_SECONDS / 60
-              }-minute grace; no Service pending over ${PENDING_THRESHOLD_SECONDS}s beyond the supply in flight`,
+                grace % 60 ? `${grace}-second` : `${grace / 60}-minute`
+              } grace; no Service pending over ${PENDING_THRESHOLD_SECONDS}s beyond the supply in flight`,
             }),
       );
     }

@@ -307,6 +307,7 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
       memory: IpamMemory.parse(prevStatus.ipam ?? {}),
       now,
       mayCreate: inputsOk,
+      ...(context.config.shrinkGraceSeconds ? { shrinkGraceSeconds: context.config.shrinkGraceSeconds } : {}),
     });
     const configMap = plan.addresses.length
       ? [metallbConfigMap(name, ns, plan.addresses)]

@@ -31,3 +31,19 @@ export function issuesMessage(error: z.ZodError): string {
     i.message.startsWith(String(i.path[0])) ? i.message : `${String(i.path[0])}: ${i.message}`
   ).join("; ");
 }
+
+/**
+ * Parses environment variables with a schema of them: empty values count as unset, and a failure is one message
+ * naming each variable.
+ */
+export function parseEnv<T extends z.ZodObject | z.ZodPipe | z.ZodType>(
+  schema: T,
+  names: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): { ok: true; data: z.infer<T> } | { ok: false; message: string } {
+  const input = Object.fromEntries(names.map((name) => [name, env[name] === "" ? undefined : env[name]]));
+  const parsed = schema.safeParse(input);
+  return parsed.success
+    ? { ok: true, data: parsed.data as z.infer<T> }
+    : { ok: false, message: issuesMessage(parsed.error) };
+}

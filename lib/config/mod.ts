@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { HookConfig } from "../hook/mod.ts";
-import { int, issuesMessage } from "./env.ts";
+import { int, parseEnv } from "./env.ts";
 
 export * from "./reporter.ts";
 
@@ -57,6 +57,7 @@ const EnvSchema = z.object({
   WEBHOOK_PORT: int("WEBHOOK_PORT", 0, 65535, 0),
   WEBHOOK_TLS_CERT_FILE: z.string().optional(),
   WEBHOOK_TLS_KEY_FILE: z.string().optional(),
+  TEST_SHRINK_GRACE_SECONDS: int("TEST_SHRINK_GRACE_SECONDS", 0, 3600, 0),
 }).refine((e) => (e.TLS_CERT_FILE === undefined) === (e.TLS_KEY_FILE === undefined), {
   message: "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
   path: ["TLS_CERT_FILE"],
@@ -128,13 +129,8 @@ export type ConfigResult = { ok: true; config: Config } | { ok: false; message: 
  * ```
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): ConfigResult {
-  const input = Object.fromEntries(
-    CONFIG_VARIABLES.map((name) => [name, env[name] === "" ? undefined : env[name]]),
-  );
-  const parsed = EnvSchema.safeParse(input);
-  if (!parsed.success) {
-    return { ok: false, message: issuesMessage(parsed.error) };
-  }
+  const parsed = parseEnv(EnvSchema, CONFIG_VARIABLES, env);
+  if (!parsed.ok) return { ok: false, message: parsed.message };
   const e = parsed.data;
   return {
     ok: true,
@@ -166,7 +162,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
           },
         }
         : {}),
-      hook: { oidcGroupsPrefix: e.OIDC_GROUPS_PREFIX, idpGroupPrefixes: e.IDP_GROUP_PREFIXES },
+      hook: {
+        oidcGroupsPrefix: e.OIDC_GROUPS_PREFIX,
+        idpGroupPrefixes: e.IDP_GROUP_PREFIXES,
+        ...(e.TEST_SHRINK_GRACE_SECONDS ? { shrinkGraceSeconds: e.TEST_SHRINK_GRACE_SECONDS } : {}),
+      },
     },
   };
 }

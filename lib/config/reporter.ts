@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "zod";
-import { int, issuesMessage } from "./env.ts";
+import { int, parseEnv } from "./env.ts";
 
 const ReporterEnv = z.object({
   PORT: int("PORT", 0, 65535, 8080),
@@ -58,13 +58,8 @@ export interface ReporterConfig {
 export function loadReporterConfig(
   env: Readonly<Record<string, string | undefined>>,
 ): { ok: true; config: ReporterConfig } | { ok: false; message: string } {
-  const input = Object.fromEntries(
-    Object.keys(ReporterEnv.shape).map((name) => [name, env[name] === "" ? undefined : env[name]]),
-  );
-  const parsed = ReporterEnv.safeParse(input);
-  if (!parsed.success) {
-    return { ok: false, message: issuesMessage(parsed.error) };
-  }
+  const parsed = parseEnv(ReporterEnv, Object.keys(ReporterEnv.shape), env);
+  if (!parsed.ok) return { ok: false, message: parsed.message };
   const e = parsed.data;
   return {
     ok: true,

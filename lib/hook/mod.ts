@@ -11,6 +11,11 @@ export interface HookConfig {
   readonly oidcGroupsPrefix: string;
   /** Group prefix per identity provider (lowercased name), for groups whose Team entry names one. */
   readonly idpGroupPrefixes: Readonly<Record<string, string>>;
+  /**
+   * Tests only (`TEST_SHRINK_GRACE_SECONDS`): how long an unused elastic growth allocation is kept. Unset, the
+   * seed's 10 minutes.
+   */
+  readonly shrinkGraceSeconds?: number;
 }
 
 /** The injected world of a hook call. */

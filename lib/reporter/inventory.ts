@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import type { InventoryService, InventorySpec, InventoryStatus } from "../api/mod.ts";
+import { type InventoryService, InventorySpec, type InventoryStatus } from "../api/mod.ts";
 import { API_VERSION, KINDS } from "../butler/mod.ts";
 import { type ConditionInput, conditions, listNames, PreviousConditions } from "../conditions/mod.ts";
 import { formatAddress, parseAddress } from "../ipam/mod.ts";
@@ -164,15 +164,8 @@ function capped(services: ServiceFact[]): ServiceFact[] {
   return ranked.slice(0, INVENTORY_LIMITS.maxServices).sort(byKey);
 }
 
-const StoredSpec = z.object({
-  observedAt: z.string().optional(),
-  services: z.array(z.object({
-    namespace: z.string(),
-    name: z.string(),
-    createdAt: z.string(),
-    ingressIPs: z.array(z.string()).optional(),
-  })).optional(),
-}).catch({});
+/** The stored spec, read leniently: anything unreadable counts as absent (and is rewritten). */
+const StoredSpec = InventorySpec.partial().catch({});
 
 /** The spec's Services as a comparable string (ingress omitted when empty, as written). */
 function servicesText(services: readonly InventoryService[]): string {

@@ -5,17 +5,14 @@
  * Lease, heartbeat and recheck periods.
  */
 import assert from "node:assert/strict";
-import { encodeBase64 } from "../../lib/encoding/base64.ts";
 import { syncTenantCluster } from "../../hooks/tenantcluster/mod.ts";
 import { KINDS } from "../../lib/butler/mod.ts";
 import { groupKey } from "../../lib/contract/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
-import { startControlPlane } from "./run.ts";
-import { controlPlaneBinary } from "./tools.ts";
+import { b64, startTestTenant } from "./tenant.ts";
 import { api, cluster, freePort, installManifests, kubectlOk, ROOT, spawnLogged } from "./cluster.ts";
 
 const NS = "reporter-a";
-const b64 = (text: string) => encodeBase64(new TextEncoder().encode(text));
 const PC = "reporter-elastic";
 const GROUP = "/apis/butler.butlerlabs.dev/v1alpha1";
 const inventoryPath = (name: string) => `${GROUP}/namespaces/${NS}/loadbalancerinventories/${name}`;
@@ -92,43 +89,12 @@ function tcpProxy(target: number) {
 
 Deno.test("the LoadBalancer reporter, a real management cluster and a real tenant cluster", async (t) => {
   await installManifests();
-  const tenantPlane = await startControlPlane(await controlPlaneBinary());
-  // kubectl's last --kubeconfig wins: these run against the tenant.
-  const onTenant = (args: string[], stdin?: string) =>
-    kubectlOk([`--kubeconfig=${tenantPlane.dir}/kubeconfig`, ...args], stdin === undefined ? {} : { stdin });
-  const proxy = tcpProxy(Number(new URL(tenantPlane.server).port));
+  // The tenant: tokens bound to tenant Secrets (deleting one revokes it), reached through the proxy.
+  const tenant = await startTestTenant();
+  const proxy = tcpProxy(Number(new URL(tenant.server).port));
   const reporters: { name: string; child: Deno.ChildProcess; port: number; log: string }[] = [];
   const mgmt = cluster();
-
-  // The tenant: a ServiceAccount that may read Services, and tokens bound to Secrets (deleting one revokes it).
-  await onTenant(["create", "serviceaccount", "reporter", "-n", "default"]);
-  await onTenant(["create", "clusterrole", "read-services", "--verb=get,list,watch", "--resource=services"]);
-  await onTenant([
-    "create",
-    "clusterrolebinding",
-    "reporter",
-    "--clusterrole=read-services",
-    "--serviceaccount=default:reporter",
-  ]);
-  async function tenantToken(bound: string): Promise<string> {
-    await onTenant(["create", "secret", "generic", bound, "-n", "default"]);
-    const out = await onTenant([
-      "create",
-      "token",
-      "reporter",
-      "-n",
-      "default",
-      "--duration=1h",
-      "--bound-object-kind=Secret",
-      `--bound-object-name=${bound}`,
-    ]);
-    return out.trim();
-  }
-  const tenantCa = b64(Deno.readTextFileSync(`${tenantPlane.dir}/ca.crt`));
-  const kubeconfig = (token: string) =>
-    `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "https://127.0.0.1:${proxy.port}", ` +
-    `certificate-authority-data: ${tenantCa}}}]\nusers: [{name: r, user: {token: "${token}"}}]\n` +
-    `contexts: [{name: t, context: {cluster: t, user: r}}]\ncurrent-context: t\n`;
+  const kubeconfig = (token: string) => tenant.kubeconfig(token, `https://127.0.0.1:${proxy.port}`);
   const putSecret = (name: string, text: string) =>
     kubectlOk(["apply", "--server-side", "--force-conflicts", "-f", "-"], {
       stdin: JSON.stringify({
@@ -138,16 +104,6 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
         data: { value: b64(text) },
       }),
     });
-  const service = (name: string) =>
-    onTenant(
-      ["apply", "-f", "-"],
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Service",
-        metadata: { name, namespace: "default" },
-        spec: { type: "LoadBalancer", ports: [{ port: 80 }] },
-      }),
-    );
 
   // The management side: an elastic ProviderConfig, TenantClusters, and the reporter's shipped RBAC.
   await kubectlOk(["create", "namespace", NS]);
@@ -173,7 +129,7 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
   const saToken =
     (await kubectlOk(["create", "token", "butler-reporter", "-n", "butler-system", "--duration=1h"]))
       .trim();
-  const mgmtKubeconfig = `${tenantPlane.dir}/management-kubeconfig`;
+  const mgmtKubeconfig = `${tenant.dir}/management-kubeconfig`;
   Deno.writeTextFileSync(
     mgmtKubeconfig,
     `apiVersion: v1\nkind: Config\nclusters: [{name: m, cluster: {server: "${mgmt.server}", ` +
@@ -183,7 +139,7 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
   );
   function startReporter(name: string) {
     const port = freePort();
-    const log = `${tenantPlane.dir}/${name}.log`;
+    const log = `${tenant.dir}/${name}.log`;
     const child = spawnLogged([Deno.execPath(), "run", "-A", "main.ts", "reporter"], log, {
       KUBECONFIG: mgmtKubeconfig,
       HOSTNAME: name,
@@ -205,7 +161,7 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
       .tenants;
 
   try {
-    const tokenA = await tenantToken("token-a");
+    const tokenA = await tenant.token("token-a");
     await putSecret("c1-kubeconfig", kubeconfig(tokenA));
     await tc("c1");
     const first = startReporter("reporter-1");
@@ -219,7 +175,7 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
     });
 
     await t.step("a LoadBalancer Service created in the tenant shows up pending within 2 s", async () => {
-      await service("shop");
+      await tenant.service("shop");
       const ms = await within(2000, "pending Service", async () => {
         const s = (await inventory("c1"))?.spec.services?.find((s) => s.name === "shop");
         return s !== undefined && !s.ingressIPs;
@@ -229,17 +185,7 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
     });
 
     await t.step("assigning it an address shows within 2 s", async () => {
-      await onTenant([
-        "patch",
-        "service",
-        "shop",
-        "-n",
-        "default",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        JSON.stringify({ status: { loadBalancer: { ingress: [{ ip: "192.168.10.40" }] } } }),
-      ]);
+      await tenant.assign("shop", "192.168.10.40");
       const ms = await within(2000, "assigned address", async () => {
         const s = (await inventory("c1"))?.spec.services?.find((s) => s.name === "shop");
         return s?.ingressIPs?.[0] === "192.168.10.40";
@@ -261,15 +207,15 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
           "Unauthorized",
           async () => reporting(await inventory("c1"))?.reason === "Unauthorized",
         );
-        const tokenB = await tenantToken("token-b");
+        const tokenB = await tenant.token("token-b");
         await putSecret("c1-kubeconfig", kubeconfig(tokenB));
-        await onTenant(["delete", "secret", "token-a", "-n", "default"]); // token A no longer works anywhere
+        await tenant.kubectl(["delete", "secret", "token-a", "-n", "default"]); // token A no longer works anywhere
         await within(
           15_000,
           "Watching again",
           async () => reporting(await inventory("c1"))?.reason === "Watching",
         );
-        await service("api");
+        await tenant.service("api");
         await within(
           3000,
           "Service read with token B",
@@ -322,7 +268,7 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
       "two replicas share the tenants; one killed, the other takes them within the Lease",
       async () => {
         for (const name of ["c2", "c3", "c4", "c5", "c6"]) {
-          await putSecret(`${name}-kubeconfig`, kubeconfig(await tenantToken(`token-${name}`)));
+          await putSecret(`${name}-kubeconfig`, kubeconfig(await tenant.token(`token-${name}`)));
           await tc(name);
         }
         const second = startReporter("reporter-2");
@@ -346,7 +292,7 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
           return b.join() === all.join();
         });
         console.log(`  the survivor took the dead replica's tenants after ${(ms / 1000).toFixed(1)} s`);
-        await service("after-failover");
+        await tenant.service("after-failover");
         await within(10_000, "every inventory is written by the survivor", async () => {
           for (const n of ["c1", "c2", "c3", "c4", "c5", "c6"]) {
             const inv = await inventory(n);
@@ -376,7 +322,7 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
       await r.child.status;
     }
     proxy.cut();
-    await tenantPlane.stop();
+    await tenant.stop();
     await kubectlOk(["delete", "namespace", NS, "--wait=false"]).catch(() => "");
   }
 });

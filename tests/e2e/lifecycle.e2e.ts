@@ -7,25 +7,10 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { cluster, getObject, installOperatorCrds, kubectl, kubectlOk } from "../api/cluster.ts";
+import { eventually } from "./wait.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
-
-/** Polls `check` until it returns a value (not undefined) or the deadline passes; the last error explains. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, seconds = 60): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out after ${seconds} s waiting for ${what}${last ? `: ${last}` : ""}`);
-}
 
 const conditionTrue = (o: Obj | undefined, type: string) =>
   (o?.status?.conditions ?? []).some((c: Obj) => c.type === type && c.status === "True");

@@ -5,19 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { cluster, getObject, kubectl, kubectlOk } from "../api/cluster.ts";
+import { eventually } from "./wait.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, seconds = 60): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  while (Date.now() < deadline) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out after ${seconds} s waiting for ${what}`);
-}
 
 Deno.test("a pool filled past 70% gets a PoolCapacityWarning Event", async (t) => {
   const ns = "team-capacity";

@@ -48,6 +48,8 @@ const hooks = spawnLogged(
     TLS_KEY_FILE: `${plane.dir}/hook.key`,
     TLS_CLIENT_CA_FILE: `${plane.dir}/ca.crt`,
     KUBECONFIG: `${plane.dir}/kubeconfig`,
+    // Tests only: elastic growth unused for 20 s is released (the seed's 10 minutes otherwise).
+    TEST_SHRINK_GRACE_SECONDS: "20",
   },
 );
 const probe = Deno.createHttpClient({ caCerts: [Deno.readTextFileSync(`${plane.dir}/ca.crt`)] });

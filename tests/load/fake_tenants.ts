@@ -10,7 +10,7 @@ const flag = (name: string, fallback: number) => {
   return Number(hit ? hit.slice(name.length + 3) : fallback);
 };
 const perTenant = flag("services", 20);
-let rv = 1000;
+const rv = 1000;
 
 function services(tenant: number) {
   return Array.from({ length: perTenant }, (_, i) => ({
