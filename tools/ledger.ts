@@ -23,6 +23,15 @@ const flag = (name: string) => {
 const json = flag("--output=json") ||
   (args.includes("--output") && args.splice(args.indexOf("--output"), 2)[1] === "json");
 const v1 = flag("--v1");
+// What is left is at most one file name: an unknown flag or a second file is a usage error, not a file to open.
+const unknown = args.filter((a) => a.startsWith("--") || (a.startsWith("-") && a !== "-"));
+if (unknown.length || args.length > 1) {
+  console.error(
+    `${unknown.length ? `unknown option ${unknown.join(", ")}` : "one file at most"}\n` +
+      "usage: deno task ledger [--output json] [--v1] [file|-]",
+  );
+  Deno.exit(2);
+}
 const text = args[0] && args[0] !== "-"
   ? await Deno.readTextFile(args[0])
   : await new Response(Deno.stdin.readable).text();
