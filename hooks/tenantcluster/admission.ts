@@ -18,7 +18,8 @@ import {
   usageOf,
 } from "./quota.ts";
 import { type Footprint, LEDGER_NAME, quotaLedgerObject, readQuotaLedger } from "./reservations.ts";
-import { providerRefOf, teamNameOf } from "./sync.ts";
+import { teamNameOf } from "./sync.ts";
+import { providerRefOf } from "../../lib/api/mod.ts";
 
 const ledgerPath = (namespace: string, name?: string) =>
   `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps${name ? `/${name}` : ""}`;

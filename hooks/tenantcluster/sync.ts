@@ -15,7 +15,7 @@ import {
 import type { HookContext } from "../../lib/hook/mod.ts";
 import { resolveShape } from "../../lib/shape/mod.ts";
 import { parseTime } from "../../lib/time/mod.ts";
-import { TeamSpec } from "../../lib/api/mod.ts";
+import { providerRefOf, TeamSpec } from "../../lib/api/mod.ts";
 import { CONFIGMAP, metallbConfigMap } from "./metallb.ts";
 import { type ObservedChild, planNetwork } from "./network.ts";
 import { resyncAfter, stateInterval } from "./resync.ts";
@@ -33,17 +33,6 @@ export function teamNameOf(namespace: string, spec: unknown): string | undefined
   const ref = (spec as { teamRef?: { name?: unknown } } | undefined)?.teamRef?.name;
   if (typeof ref === "string" && ref) return ref;
   return namespace.startsWith("team-") && namespace.length > 5 ? namespace.slice(5) : undefined;
-}
-
-/** The ProviderConfig a TenantCluster spec names (namespace default butler-system), if it names one. */
-export function providerRefOf(spec: unknown): { name: string; namespace: string } | undefined {
-  const ref = (spec as { providerConfigRef?: { name?: unknown; namespace?: unknown } } | undefined)
-    ?.providerConfigRef;
-  if (typeof ref?.name !== "string" || !ref.name) return undefined;
-  return {
-    name: ref.name,
-    namespace: typeof ref.namespace === "string" && ref.namespace ? ref.namespace : SYSTEM_NAMESPACE,
-  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { VERSION_PATTERN } from "../version/mod.ts";
 import { z } from "zod";
+import { SYSTEM_NAMESPACE } from "../butler/mod.ts";
 import { NetworkPoolSpec } from "./networkpool.ts";
 import { NetworkConfig, ProviderScope } from "./providerconfig.ts";
 
@@ -89,3 +90,14 @@ export const IpamMemory = z.looseObject({
 }).catch({});
 /** Status memory of the IPAM decisions. */
 export type IpamMemory = z.infer<typeof IpamMemory>;
+
+/** The ProviderConfig a TenantCluster spec names (namespace default butler-system), if it names one. */
+export function providerRefOf(spec: unknown): { name: string; namespace: string } | undefined {
+  const ref = (spec as { providerConfigRef?: { name?: unknown; namespace?: unknown } } | undefined)
+    ?.providerConfigRef;
+  if (typeof ref?.name !== "string" || !ref.name) return undefined;
+  return {
+    name: ref.name,
+    namespace: typeof ref.namespace === "string" && ref.namespace ? ref.namespace : SYSTEM_NAMESPACE,
+  };
+}

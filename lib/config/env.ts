@@ -36,7 +36,7 @@ export function issuesMessage(error: z.ZodError): string {
  * Parses environment variables with a schema of them: empty values count as unset, and a failure is one message
  * naming each variable.
  */
-export function parseEnv<T extends z.ZodObject | z.ZodPipe | z.ZodType>(
+export function parseEnv<T extends z.ZodType>(
   schema: T,
   names: readonly string[],
   env: Readonly<Record<string, string | undefined>>,

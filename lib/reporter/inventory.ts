@@ -109,13 +109,32 @@ export function serviceFact(raw: unknown): FactResult {
   };
 }
 
+/** Why a tenant cannot be read: the reasons of `Reporting=False`. */
+export const UNREADABLE_STATES = [
+  "Unreachable",
+  "Unauthorized",
+  "Forbidden",
+  "KubeconfigMissing",
+  "KubeconfigInvalid",
+] as const;
+
 /** How the reporter currently reads the tenant. */
 export type TenantHealth =
   | { readonly state: "Watching" }
-  | {
-    readonly state: "Unreachable" | "Unauthorized" | "Forbidden" | "KubeconfigMissing" | "KubeconfigInvalid";
-    readonly message: string;
-  };
+  | { readonly state: (typeof UNREADABLE_STATES)[number]; readonly message: string };
+
+/** The facts of {@linkcode InventoryInput}: the read Services split into kept facts and invalid ones. */
+export function splitFacts(
+  results: Iterable<FactResult>,
+): Pick<InventoryInput, "services" | "invalid"> & { services: ServiceFact[] } {
+  const services: ServiceFact[] = [];
+  const invalid: { key: string; reason: string }[] = [];
+  for (const r of results) {
+    if (r.kind === "fact") services.push(r.fact);
+    else if (r.kind === "invalid") invalid.push({ key: r.key, reason: r.reason });
+  }
+  return { services, invalid };
+}
 
 /** The inputs of {@linkcode planInventory}. */
 export interface InventoryInput {

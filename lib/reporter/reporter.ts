@@ -10,7 +10,7 @@ import { type FullKubeClient, type KubeConnection, startWatch } from "../kube/mo
 import { type KubeconfigLocation, reportedTenants, type Tenant } from "./tenants.ts";
 import { leaseName, liveMembers, MEMBER_LABEL, memberLease, ownerOf } from "./shards.ts";
 import { FIELD_MANAGER, startTenant, type TenantWorker } from "./tenant.ts";
-import { HEARTBEAT_SECONDS } from "./inventory.ts";
+import { HEARTBEAT_SECONDS, UNREADABLE_STATES } from "./inventory.ts";
 
 /** Options of {@linkcode startReporter}. */
 export interface ReporterOptions {
@@ -72,15 +72,7 @@ export function createLimiter(max: number): <T>(call: () => Promise<T>) => Promi
 }
 
 const GROUP_PATH = "/apis/butler.butlerlabs.dev/v1alpha1";
-const STATES = [
-  "Connecting",
-  "Watching",
-  "Unreachable",
-  "Unauthorized",
-  "Forbidden",
-  "KubeconfigMissing",
-  "KubeconfigInvalid",
-];
+const STATES = ["Connecting", "Watching", ...UNREADABLE_STATES];
 
 /** Keeps what {@linkcode reportedTenants} reads of a TenantCluster or ProviderConfig, nothing else. */
 function slim(raw: unknown): unknown {

@@ -21,6 +21,7 @@ import {
   inventoryApply,
   planInventory,
   serviceFact,
+  splitFacts,
   type TenantHealth,
 } from "./inventory.ts";
 import type { Tenant } from "./tenants.ts";
@@ -195,10 +196,8 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
     }
     const h = health();
     if (!h) return;
-    const facts = watcher ? [...watcher.items.values()] : [];
     const plan = planInventory({
-      services: facts.flatMap((f) => f.kind === "fact" ? [f.fact] : []),
-      invalid: facts.flatMap((f) => f.kind === "invalid" ? [{ key: f.key, reason: f.reason }] : []),
+      ...splitFacts(watcher?.items.values() ?? []),
       overflow: watcher?.overflow ?? false,
       previous,
       health: h,

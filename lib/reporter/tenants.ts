@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { NetworkConfig } from "../api/mod.ts";
+import { NetworkConfig, providerRefOf } from "../api/mod.ts";
 import { SYSTEM_NAMESPACE } from "../butler/mod.ts";
 import type { TenantRef } from "./inventory.ts";
 
@@ -35,7 +35,7 @@ const TenantClusterView = z.object({
     uid: z.string(),
     deletionTimestamp: z.string().nullish(),
   }),
-  spec: z.object({ providerConfigRef: Ref.optional().catch(undefined) }).optional().catch(undefined),
+  spec: z.unknown(),
   status: z.object({
     effective: z.object({ providerConfigRef: z.object({ value: Ref }).optional().catch(undefined) })
       .optional(),
@@ -75,7 +75,7 @@ export function reportedTenants(
   for (const raw of tenantClusters) {
     const tc = TenantClusterView.safeParse(raw);
     if (!tc.success || tc.data.metadata.deletionTimestamp) continue;
-    const ref = tc.data.status?.effective?.providerConfigRef?.value ?? tc.data.spec?.providerConfigRef;
+    const ref = tc.data.status?.effective?.providerConfigRef?.value ?? providerRefOf(tc.data.spec);
     if (!ref || !elastic.has(`${ref.namespace ?? SYSTEM_NAMESPACE}/${ref.name}`)) continue;
     const { namespace, name, uid } = tc.data.metadata;
     out.push({

@@ -14,6 +14,7 @@ import {
   type InventoryInput,
   planInventory,
   serviceFact,
+  splitFacts,
   type TenantHealth,
 } from "../../lib/reporter/mod.ts";
 import { formatFixture } from "../../lib/testing/mod.ts";
@@ -28,10 +29,8 @@ function inputOf(raw: { now: string; health: TenantHealth; services: unknown[]; 
     const fact = serviceFact(s);
     if (key && fact.kind !== "ignored") held.set(key, fact);
   }
-  const facts = [...held.values()];
   return {
-    services: facts.flatMap((f) => f.kind === "fact" ? [f.fact] : []),
-    invalid: facts.flatMap((f) => f.kind === "invalid" ? [{ key: f.key, reason: f.reason }] : []),
+    ...splitFacts(held.values()),
     previous: raw.previous as InventoryInput["previous"],
     health: raw.health,
     now: new Date(raw.now),
