@@ -7,21 +7,14 @@
  */
 import client from "prom-client";
 import { loadReporterConfig } from "./lib/config/mod.ts";
+import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import { createKubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
 import { startReporter } from "./lib/reporter/mod.ts";
 
-function log(record: Record<string, unknown>): void {
-  console.log(
-    JSON.stringify({ time: new Date().toISOString(), level: "info", component: "reporter", ...record }),
-  );
-}
-
-function fail(message: string): never {
-  console.error(
-    JSON.stringify({ time: new Date().toISOString(), level: "error", component: "reporter", msg: message }),
-  );
-  Deno.exit(1);
-}
+const processLog = createProcessLog({ component: "reporter" });
+const log = processLog.info;
+// Annotated: a call to a `never` function narrows only through a declared type.
+const fail: ProcessLog["fatal"] = processLog.fatal;
 
 const loaded = loadReporterConfig(Deno.env.toObject());
 if (!loaded.ok) fail(`invalid configuration: ${loaded.message}`);

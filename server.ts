@@ -16,6 +16,7 @@ import {
   serveTls,
   type WorkerLike,
 } from "./lib/http/mod.ts";
+import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import {
   createEventWriter,
   createKubeClient,
@@ -26,14 +27,10 @@ import {
 import type { EventSignal } from "./lib/signals/mod.ts";
 import type { WorkerInit } from "./worker.ts";
 
-function log(record: LogRecord): void {
-  console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", ...record }));
-}
-
-function fail(message: string): never {
-  console.error(JSON.stringify({ time: new Date().toISOString(), level: "error", msg: message }));
-  Deno.exit(1);
-}
+const processLog = createProcessLog();
+const log = processLog.info;
+// Annotated: a call to a `never` function narrows only through a declared type.
+const fail: ProcessLog["fatal"] = processLog.fatal;
 
 const loaded = loadConfig(Deno.env.toObject());
 if (!loaded.ok) fail(`invalid configuration: ${loaded.message}`);
