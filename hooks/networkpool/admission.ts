@@ -1,5 +1,9 @@
 import { butlerPath, keyedItems } from "../../lib/butler/mod.ts";
-import type { AdmissionDecision, AdmissionReviewRequest } from "../../lib/contract/mod.ts";
+import {
+  type AdmissionDecision,
+  type AdmissionReviewRequest,
+  deletionInUse,
+} from "../../lib/contract/mod.ts";
 import type { ReadPlan, Reads } from "../../lib/http/mod.ts";
 import { ledgerHolders } from "../../lib/pool_ledger/mod.ts";
 import { poolDeletionBlockedMessage } from "./sync.ts";
@@ -34,11 +38,5 @@ export function admitNetworkPool(
   );
   const blocking = uids.map((uid) => names.get(uid) ?? uid).sort();
   const message = poolDeletionBlockedMessage(blocking);
-  return {
-    allowed: false,
-    code: 409,
-    reason: "Conflict",
-    message,
-    causes: [{ reason: "deletionInUse", message }],
-  };
+  return deletionInUse(message);
 }

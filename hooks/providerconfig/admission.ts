@@ -1,5 +1,9 @@
 import { butlerPath, keyedItems } from "../../lib/butler/mod.ts";
-import type { AdmissionDecision, AdmissionReviewRequest } from "../../lib/contract/mod.ts";
+import {
+  type AdmissionDecision,
+  type AdmissionReviewRequest,
+  deletionInUse,
+} from "../../lib/contract/mod.ts";
 import type { ReadPlan, Reads } from "../../lib/http/mod.ts";
 import { clustersReferencing, deletionBlockedMessage } from "./sync.ts";
 
@@ -30,11 +34,5 @@ export function admitProviderConfig(
   const blocking = clustersReferencing({ name, namespace: r.namespace }, keyedItems(reads.tenantClusters));
   if (!blocking.length) return { allowed: true };
   const message = deletionBlockedMessage(name, blocking);
-  return {
-    allowed: false,
-    code: 409,
-    reason: "Conflict",
-    message,
-    causes: [{ reason: "deletionInUse", message }],
-  };
+  return deletionInUse(message);
 }

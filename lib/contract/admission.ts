@@ -85,6 +85,20 @@ export type AdmissionDecision =
   };
 
 /**
+ * The refusal of a DELETE while other objects still use the object: 409 Conflict, the message also as the
+ * `deletionInUse` cause (the ProviderConfig and NetworkPool webhooks).
+ */
+export function deletionInUse(message: string): AdmissionDecision {
+  return {
+    allowed: false,
+    code: 409,
+    reason: "Conflict",
+    message,
+    causes: [{ reason: "deletionInUse", message }],
+  };
+}
+
+/**
  * Builds the AdmissionReview response for a decision, echoing the request uid. A denial is still an HTTP 200
  * with `allowed: false`; a patch is base64 JSONPatch.
  *
