@@ -20,32 +20,17 @@
  * @module
  */
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
-import { controlPlaneBinary, kubectlValidateBinary } from "../api/tools.ts";
+import { kubectlValidateBinary } from "../api/tools.ts";
+import { inTestCluster, numberFlag } from "./cli.ts";
 
 const args = Deno.args;
-const flag = (name: string, fallback: number) => {
-  const hit = args.find((a) => a.startsWith(`--${name}=`));
-  return Number(hit ? hit.slice(name.length + 3) : fallback);
-};
+const flag = (name: string, fallback: number) => numberFlag(args, name, fallback);
 const concurrency = flag("concurrency", 50);
 const perClient = flag("requests", 40);
 const clusters = flag("clusters", 1000);
 
 // Without a cluster, start one and run this script again inside it (DENO_CERT must be set at start-up).
-if (!Deno.env.get("BUTLER_TEST_CLUSTER")) {
-  const { startControlPlane } = await import("../api/run.ts");
-  const [plane, validate] = [await controlPlaneBinary(), await kubectlValidateBinary()];
-  const cp = await startControlPlane(plane, { controllers: false });
-  const run = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL(import.meta.url).pathname, ...args],
-    env: { BUTLER_TEST_CLUSTER: cp.dir, KUBECTL_VALIDATE: validate, DENO_CERT: `${cp.dir}/ca.crt` },
-    stdout: "inherit",
-    stderr: "inherit",
-  }).spawn().status;
-  await cp.stop();
-  await Deno.remove(cp.dir, { recursive: true });
-  Deno.exit(run.code);
-}
+await inTestCluster(import.meta.url, args, async () => ({ KUBECTL_VALIDATE: await kubectlValidateBinary() }));
 
 const { api, applyObject, cluster, freePort, installManifests, kubectlOk, ROOT, shippedWebhooks } =
   await import(

@@ -5,10 +5,8 @@
  *
  * @module
  */
-const flag = (name: string, fallback: number) => {
-  const hit = Deno.args.find((a) => a.startsWith(`--${name}=`));
-  return Number(hit ? hit.slice(name.length + 3) : fallback);
-};
+import { numberFlag } from "./cli.ts";
+const flag = (name: string, fallback: number) => numberFlag(Deno.args, name, fallback);
 const perTenant = flag("services", 20);
 const rv = 1000;
 

@@ -9,30 +9,15 @@
  */
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import { encodeBase64 } from "../../lib/encoding/base64.ts";
-import { controlPlaneBinary } from "../api/tools.ts";
+import { inTestCluster, numberFlag } from "./cli.ts";
 
 const args = Deno.args;
-const flag = (name: string, fallback: number) => {
-  const hit = args.find((a) => a.startsWith(`--${name}=`));
-  return Number(hit ? hit.slice(name.length + 3) : fallback);
-};
+const flag = (name: string, fallback: number) => numberFlag(args, name, fallback);
 const tenants = flag("tenants", 500);
 const perTenant = flag("services", 20);
 const seconds = flag("seconds", 120);
 
-if (!Deno.env.get("BUTLER_TEST_CLUSTER")) {
-  const { startControlPlane } = await import("../api/run.ts");
-  const cp = await startControlPlane(await controlPlaneBinary(), { controllers: false });
-  const run = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL(import.meta.url).pathname, ...args],
-    env: { BUTLER_TEST_CLUSTER: cp.dir, DENO_CERT: `${cp.dir}/ca.crt` },
-    stdout: "inherit",
-    stderr: "inherit",
-  }).spawn().status;
-  await cp.stop();
-  await Deno.remove(cp.dir, { recursive: true });
-  Deno.exit(run.code);
-}
+await inTestCluster(import.meta.url, args);
 
 const { cluster, freePort, installManifests, kubectlOk, ROOT } = await import("../api/cluster.ts");
 const c = cluster();
