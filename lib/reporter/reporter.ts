@@ -6,7 +6,7 @@
  * @module
  */
 import client from "prom-client";
-import { type FullKubeClient, type KubeConnection, startWatch } from "../kube/mod.ts";
+import { type FullKubeClient, startWatch } from "../kube/mod.ts";
 import { type KubeconfigLocation, reportedTenants, type Tenant } from "./tenants.ts";
 import { leaseName, liveMembers, MEMBER_LABEL, memberLease, ownerOf } from "./shards.ts";
 import { FIELD_MANAGER, startTenant, type TenantWorker } from "./tenant.ts";
@@ -26,13 +26,6 @@ export interface ReporterOptions {
   readonly renewSeconds?: number;
   readonly heartbeatSeconds?: number;
   readonly kubeconfigRecheckSeconds?: number;
-  /** Tenant watch tuning, for tests. */
-  readonly tenantWatch?: {
-    readonly watchSeconds?: () => number;
-    readonly backoffMs?: number;
-    readonly maxBackoffMs?: number;
-  };
-  readonly connect?: (text: string, source: string) => KubeConnection;
   readonly clock?: () => Date;
   readonly log: (record: Record<string, unknown>) => void;
   readonly registry?: client.Registry;
@@ -139,17 +132,20 @@ export function startReporter(options: ReporterOptions): Reporter {
     kubeconfigRecheckSeconds: options.kubeconfigRecheckSeconds ?? 60,
     // A healthy watch hears from the server at least when it ends (at most 60 s) and reconnects.
     contactMaxAgeSeconds: 80,
-    ...options.tenantWatch,
-    ...(options.connect ? { connect: options.connect } : {}),
     log,
     wrote: (part: "spec" | "status", reason: string, ok: boolean) =>
       metrics.writes.inc({ part, reason: ok ? reason : "failed" }),
   };
 
+  // Every TenantCluster event asks for a reconcile; one queued behind the running one covers them all.
+  let queued = false;
   const schedule = () => {
-    reconciling = reconciling.then(reconcile).catch((err) =>
-      log({ msg: "reconcile failed", error: String(err) })
-    );
+    if (queued) return;
+    queued = true;
+    reconciling = reconciling.then(() => {
+      queued = false;
+      return reconcile();
+    }).catch((err) => log({ msg: "reconcile failed", error: String(err) }));
   };
   const tcs = startWatch({
     client: kube,

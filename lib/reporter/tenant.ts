@@ -40,12 +40,6 @@ export interface TenantContext {
   readonly kubeconfigRecheckSeconds: number;
   /** How long without contact a watch still counts as healthy (seconds). */
   readonly contactMaxAgeSeconds: number;
-  /** Tenant watch tuning (tests shorten it). */
-  readonly watchSeconds?: () => number;
-  readonly backoffMs?: number;
-  readonly maxBackoffMs?: number;
-  /** Builds the tenant connection from kubeconfig text (default {@linkcode kubeconfigConnection}). */
-  readonly connect?: (text: string, source: string) => KubeConnection;
   readonly log: (record: Record<string, unknown>) => void;
   /** Runs a management API call when a slot is free: bounds the requests of all tenants together. */
   readonly limit: <T>(call: () => Promise<T>) => Promise<T>;
@@ -141,7 +135,7 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
     }
     try {
       const text = new TextDecoder().decode(decodeBase64(encoded));
-      connection = (ctx.connect ?? kubeconfigConnection)(text, `${secretRef} key "${tenant.secretKey}"`);
+      connection = kubeconfigConnection(text, `${secretRef} key "${tenant.secretKey}"`);
     } catch (err) {
       problem = { state: "KubeconfigInvalid", message: err instanceof Error ? err.message : String(err) };
       return;
@@ -157,9 +151,6 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
       },
       // Invalid Services are held too (to be named); twice the cap leaves room to choose the kept ones.
       maxItems: INVENTORY_LIMITS.maxServices * 2,
-      ...(ctx.watchSeconds ? { watchSeconds: ctx.watchSeconds } : {}),
-      ...(ctx.backoffMs !== undefined ? { backoffMs: ctx.backoffMs } : {}),
-      ...(ctx.maxBackoffMs !== undefined ? { maxBackoffMs: ctx.maxBackoffMs } : {}),
       clock: () => ctx.clock().getTime(),
       onChange: schedule,
       onHealth: (h) => {
