@@ -12,7 +12,6 @@ import {
   createApp,
   createInflightTracker,
   createWorkerPool,
-  type LogRecord,
   serveTls,
   type WorkerLike,
 } from "./lib/http/mod.ts";
