@@ -9,6 +9,9 @@ import { registerNetworkPoolRoutes } from "./networkpool/mod.ts";
 import { registerProviderConfigRoutes } from "./providerconfig/mod.ts";
 import { registerTeamRoutes } from "./team/mod.ts";
 import { registerTenantClusterRoutes } from "./tenantcluster/mod.ts";
+import type { PolicyTwin } from "../lib/plan/mod.ts";
+import { TEAM_ACCESS_POLICY } from "./team/policy.ts";
+import { TENANTCLUSTER_IDENTITY_POLICY } from "./tenantcluster/policy.ts";
 
 /** The registrars of all implemented hooks, in the order their routes are added. */
 export const HOOK_ROUTES: readonly RouteRegistrar[] = [
@@ -18,3 +21,6 @@ export const HOOK_ROUTES: readonly RouteRegistrar[] = [
   registerTeamRoutes,
   registerTenantClusterRoutes,
 ];
+
+/** The identity-free ValidatingAdmissionPolicies as TypeScript twins, for `plan`. */
+export const ADMISSION_POLICIES: readonly PolicyTwin[] = [TEAM_ACCESS_POLICY, TENANTCLUSTER_IDENTITY_POLICY];

@@ -1,0 +1,125 @@
+import type { HookCall } from "./metacontroller.ts";
+import { groupOf, type ResourceType } from "./resources.ts";
+import { type Obj, planUid } from "./store.ts";
+
+/** An admission operation the plan performs. */
+export type Operation = "CREATE" | "UPDATE";
+
+/** One validating webhook of a ValidatingWebhookConfiguration, as the plan calls it. */
+export interface WebhookSpec {
+  readonly name: string;
+  /** The route path the webhook's service is called at. */
+  readonly path: string;
+  readonly rules: readonly {
+    readonly apiGroups: readonly string[];
+    readonly operations: readonly string[];
+    readonly resources: readonly string[];
+  }[];
+  readonly failurePolicy: "Fail" | "Ignore";
+}
+
+/**
+ * The webhooks of a set of manifests (every ValidatingWebhookConfiguration): the same objects the
+ * admission-webhooks component installs. Their `matchConditions` only spare the API server calls the webhook
+ * would allow anyway, so the plan calls every matching webhook.
+ */
+export function webhookSpecs(manifests: readonly Obj[]): WebhookSpec[] {
+  return manifests.filter((m) => m.kind === "ValidatingWebhookConfiguration").flatMap((m) =>
+    // deno-lint-ignore no-explicit-any
+    (m.webhooks ?? []).map((w: any) => ({
+      name: w.name,
+      path: w.clientConfig?.service?.path ?? new URL(w.clientConfig?.url).pathname,
+      rules: w.rules ?? [],
+      failurePolicy: w.failurePolicy ?? "Fail",
+    }))
+  );
+}
+
+/** Why the API server refuses a write: who refused it and the message it answers, as `kubectl` prints it. */
+export interface Refusal {
+  readonly by: string;
+  readonly message: string;
+}
+
+/** Who the plan applies as: a GitOps applier with platform-admin rights. */
+export const PLAN_USER = { username: "butler-plan", groups: ["system:authenticated"] } as const;
+
+const wildcard = (list: readonly string[], value: string) => list.includes("*") || list.includes(value);
+
+/**
+ * A ValidatingAdmissionPolicy whose rules do not depend on who asks, written again in TypeScript beside its
+ * YAML (the real API server tier checks that the two agree). `check` returns the message of the first failing
+ * validation, or `undefined`.
+ */
+export interface PolicyTwin {
+  readonly name: string;
+  readonly kind: string;
+  readonly check: (op: Operation, object: Obj, oldObject: Obj | undefined) => string | undefined;
+}
+
+/**
+ * Admits one write the way the API server's validating admission does: the policies, then every matching
+ * webhook through its real route (a dry-run review, so the quota ledger is read but never written). Returns the
+ * refusal, or `undefined` when the write is admitted.
+ */
+export async function admit(
+  policies: readonly PolicyTwin[],
+  webhooks: readonly WebhookSpec[],
+  type: ResourceType,
+  op: Operation,
+  object: Obj,
+  oldObject: Obj | undefined,
+  call: HookCall,
+): Promise<Refusal | undefined> {
+  const group = groupOf(type.apiVersion);
+  const resource = group ? `${type.resource}.${group}` : type.resource;
+  for (const policy of policies.filter((p) => p.kind === type.kind && group === "butler.butlerlabs.dev")) {
+    const message = policy.check(op, object, oldObject);
+    if (message !== undefined) {
+      return {
+        by: `ValidatingAdmissionPolicy ${policy.name}`,
+        message:
+          `${resource} "${object.metadata.name}" is forbidden: ValidatingAdmissionPolicy '${policy.name}' with binding '${policy.name}' denied request: ${message}`,
+      };
+    }
+  }
+  const version = type.apiVersion.slice(group ? group.length + 1 : 0);
+  for (const webhook of webhooks) {
+    const matches = webhook.rules.some((r) =>
+      wildcard(r.apiGroups, group) && wildcard(r.operations, op) && wildcard(r.resources, type.resource)
+    );
+    if (!matches) continue;
+    const answer = await call(webhook.path, {
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      request: {
+        uid: planUid(`${op}/${resource}/${object.metadata.namespace ?? ""}/${object.metadata.name}`),
+        kind: { group, version, kind: type.kind },
+        resource: { group, version, resource: type.resource },
+        name: object.metadata.name,
+        ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+        operation: op,
+        userInfo: PLAN_USER,
+        object,
+        oldObject: oldObject ?? null,
+        dryRun: true,
+      },
+    });
+    if (answer.status !== 200) {
+      if (webhook.failurePolicy === "Ignore") continue;
+      const detail = typeof answer.body?.error === "string" ? answer.body.error : `HTTP ${answer.status}`;
+      return {
+        by: `webhook ${webhook.name}`,
+        message: `Internal error occurred: failed calling webhook "${webhook.name}": ${detail}`,
+      };
+    }
+    const response = answer.body.response;
+    if (!response.allowed) {
+      return {
+        by: `webhook ${webhook.name}`,
+        message: `admission webhook "${webhook.name}" denied the request: ${response.status?.message ?? ""}`,
+      };
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,94 @@
+import type { KubeClient } from "../kube/mod.ts";
+import type { Obj, Store } from "./store.ts";
+
+/** A Kubernetes label selector (`matchLabels` and `matchExpressions`). */
+export interface LabelSelector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly {
+    readonly key: string;
+    readonly operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+    readonly values?: readonly string[];
+  }[];
+}
+
+/**
+ * Whether labels match a selector, as the API server decides it (an empty selector matches everything).
+ *
+ * @example
+ * ```ts
+ * matchesSelector({ a: "1" }, { matchExpressions: [{ key: "a", operator: "In", values: ["1", "2"] }] }); // true
+ * ```
+ */
+export function matchesSelector(
+  labels: Readonly<Record<string, string>> | null | undefined,
+  selector: LabelSelector | undefined,
+): boolean {
+  const l = labels ?? {};
+  const byLabels = Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => l[k] === v);
+  return byLabels && (selector?.matchExpressions ?? []).every((e) => {
+    const has = Object.hasOwn(l, e.key);
+    switch (e.operator) {
+      case "In":
+        return has && (e.values ?? []).includes(l[e.key]!);
+      case "NotIn":
+        return !has || !(e.values ?? []).includes(l[e.key]!);
+      case "Exists":
+        return has;
+      case "DoesNotExist":
+        return !has;
+    }
+  });
+}
+
+/** An equality-only selector string (`a=1,b=2`), the only form admission's reads use. */
+function parseEqualitySelector(text: string): LabelSelector {
+  const matchLabels: Record<string, string> = {};
+  for (const term of text.split(",").filter(Boolean)) {
+    const m = /^([^=!]+)==?([^=]*)$/.exec(term.trim());
+    if (!m) throw new Error(`plan: label selector ${JSON.stringify(text)} is not equality-only`);
+    matchLabels[m[1]!] = m[2]!;
+  }
+  return { matchLabels };
+}
+
+/** `/api/v1/...` or `/apis/{group}/{version}/...`, with an optional namespace and name. */
+const PATH =
+  /^\/(?:api\/(?<coreVersion>[^/]+)|apis\/(?<group>[^/]+)\/(?<version>[^/]+))(?:\/namespaces\/(?<namespace>[^/]+))?\/(?<resource>[^/]+)(?:\/(?<name>[^/]+))?$/;
+
+/**
+ * Admission's reads served from the plan's store: GETs of one object (`undefined` when absent) and lists with
+ * an equality label selector. Writes are refused: the plan sends every review as a dry run, which writes nothing.
+ */
+export function storeClient(store: Store): KubeClient {
+  function resolve(path: string): { items: () => Obj[]; name?: string; namespace?: string } {
+    const m = PATH.exec(path.split("?")[0]!);
+    const g = m?.groups;
+    const type = g && store.resources.ofResource(g.group ?? "", g.resource!);
+    if (!g || !type) throw new Error(`plan: admission read ${path}, which the plan does not serve`);
+    const namespace = g.namespace === undefined ? undefined : decodeURIComponent(g.namespace);
+    return {
+      items: () =>
+        store.list(type).filter((o) => namespace === undefined || o.metadata.namespace === namespace),
+      ...(g.name === undefined ? {} : { name: decodeURIComponent(g.name) }),
+      ...(namespace === undefined ? {} : { namespace }),
+    };
+  }
+  return {
+    get(path: string) {
+      const r = resolve(path);
+      const found = r.items().find((o) => o.metadata.name === r.name);
+      return Promise.resolve(found ? structuredClone(found) : undefined);
+    },
+    list(path: string, options: { labelSelector?: string } = {}) {
+      const selector = options.labelSelector ? parseEqualitySelector(options.labelSelector) : undefined;
+      return Promise.resolve(
+        resolve(path).items().filter((o) => matchesSelector(o.metadata.labels, selector)).map((o) =>
+          structuredClone(o)
+        ),
+      );
+    },
+    write(method: string, path: string) {
+      return Promise.reject(new Error(`plan: admission wrote (${method} ${path}) during a dry run`));
+    },
+  };
+}

@@ -1,0 +1,289 @@
+import { objectKey } from "../contract/mod.ts";
+import { type LabelSelector, matchesSelector } from "./api.ts";
+import { groupOf, type ResourceType } from "./resources.ts";
+import { describe, type Obj, objectId, type Store } from "./store.ts";
+
+/** How Metacontroller updates an existing child of a rule (`OnDelete` never does). */
+export type UpdateMethod = "OnDelete" | "Recreate" | "InPlace" | "RollingRecreate" | "RollingInPlace";
+
+/** A child (or attachment) rule of a controller. */
+export interface ChildRule {
+  readonly apiVersion: string;
+  readonly resource: string;
+  readonly method: UpdateMethod;
+}
+
+/** A CompositeController or DecoratorController as the plan runs it: what it watches, owns and calls. */
+export interface ControllerSpec {
+  /** The controller object itself: hooks receive it as `controller`. */
+  readonly object: Obj;
+  readonly name: string;
+  readonly type: "composite" | "decorator";
+  readonly parents: readonly { readonly apiVersion: string; readonly resource: string }[];
+  readonly children: readonly ChildRule[];
+  readonly generateSelector: boolean;
+  /** Route paths of the hooks (the path of each webhook URL). */
+  readonly hooks: { readonly sync: string; readonly finalize?: string; readonly customize?: string };
+}
+
+// deno-lint-ignore no-explicit-any
+function hookPath(hook: any, controller: string, name: string): string | undefined {
+  if (hook === undefined) return undefined;
+  const webhook = hook.webhook ?? {};
+  const path = webhook.url ? new URL(webhook.url).pathname : webhook.path;
+  if (typeof path !== "string") {
+    throw new Error(`controller ${controller}: hook ${name} has no webhook url or path`);
+  }
+  return path;
+}
+
+/**
+ * The controllers of a set of manifests (CompositeControllers and DecoratorControllers; other kinds ignored),
+ * read from the same objects `kubectl apply -k manifests/` installs.
+ */
+export function controllerSpecs(manifests: readonly Obj[]): ControllerSpec[] {
+  return manifests.filter((m) =>
+    m.apiVersion === "metacontroller.k8s.io/v1alpha1" &&
+    (m.kind === "CompositeController" || m.kind === "DecoratorController")
+  ).map((m) => {
+    const composite = m.kind === "CompositeController";
+    const spec = m.spec ?? {};
+    const name = m.metadata.name;
+    const rules = (composite ? spec.childResources : spec.attachments) ?? [];
+    const hooks = spec.hooks ?? {};
+    const sync = hookPath(hooks.sync, name, "sync");
+    if (!sync) throw new Error(`controller ${name}: no sync hook`);
+    const finalize = hookPath(hooks.finalize, name, "finalize");
+    const customize = hookPath(hooks.customize, name, "customize");
+    return {
+      object: m,
+      name,
+      type: composite ? "composite" : "decorator",
+      parents: composite ? [spec.parentResource] : spec.resources,
+      children: rules.map((
+        r: { apiVersion: string; resource: string; updateStrategy?: { method?: UpdateMethod } },
+      ) => ({
+        apiVersion: r.apiVersion,
+        resource: r.resource,
+        method: r.updateStrategy?.method ?? "OnDelete",
+      })),
+      generateSelector: composite && spec.generateSelector === true,
+      hooks: { sync, ...(finalize ? { finalize } : {}), ...(customize ? { customize } : {}) },
+    } satisfies ControllerSpec;
+  });
+}
+
+/** Answer of one hook call: the HTTP status and the parsed body (when it is JSON). */
+export interface HookAnswer {
+  readonly status: number;
+  // deno-lint-ignore no-explicit-any
+  readonly body: any;
+}
+
+/** Calls one of our routes with a JSON body, the way Metacontroller's webhook client does. */
+export type HookCall = (path: string, body: unknown) => Promise<HookAnswer>;
+
+function failure(hook: string, answer: HookAnswer): string {
+  const detail = typeof answer.body?.error === "string" ? answer.body.error : JSON.stringify(answer.body);
+  return `${hook} hook failed (HTTP ${answer.status}): ${detail}`;
+}
+
+const controllerRefOf = (o: Obj) =>
+  (o.metadata.ownerReferences ?? []).find((r: { controller?: boolean }) => r.controller === true);
+
+function typeOfRule(store: Store, rule: { apiVersion: string; resource: string }): ResourceType {
+  const type = store.resources.ofResource(groupOf(rule.apiVersion), rule.resource);
+  if (!type) throw new Error(`the plan does not know resource ${rule.resource} of ${rule.apiVersion}`);
+  return type;
+}
+
+/** The objects one related rule of a customize answer selects (Metacontroller's `customize/manager.go`). */
+function selectRelated(
+  store: Store,
+  rule: {
+    resource: string;
+    apiVersion: string;
+    namespace?: string;
+    names?: string[];
+    labelSelector?: LabelSelector;
+    namespaceSelector?: LabelSelector;
+  },
+): Obj[] {
+  const type = typeOfRule(store, rule);
+  const inNamespace = store.list(type).filter((o) =>
+    rule.namespace === undefined || o.metadata.namespace === rule.namespace
+  );
+  if (rule.names) return inNamespace.filter((o) => rule.names!.includes(o.metadata.name));
+  const namespaceType = store.resources.ofKind("v1", "Namespace")!;
+  return inNamespace.filter((o) =>
+    matchesSelector(o.metadata.labels, rule.labelSelector) &&
+    (rule.namespaceSelector === undefined ||
+      matchesSelector(
+        store.get(namespaceType, undefined, o.metadata.namespace ?? "")?.metadata.labels,
+        rule.namespaceSelector,
+      ))
+  );
+}
+
+/** What one reconcile did: an error when a hook failed or a child could not be applied. */
+export interface ReconcileResult {
+  readonly error?: string;
+}
+
+/**
+ * One sync (or finalize) of one parent, applied the way Metacontroller applies it: the finalizer added first,
+ * customize asked, related objects selected, observed children claimed by controller reference, the answer's
+ * status and (decorator) labels and annotations written, children created, updated by their rule's method and
+ * deleted when left out. A failed hook changes nothing (Metacontroller's `syncParentObject`).
+ */
+export async function reconcile(
+  store: Store,
+  spec: ControllerSpec,
+  current: Obj,
+  call: HookCall,
+): Promise<ReconcileResult> {
+  let parent = store.find(current);
+  if (!parent) return {};
+  const deleting = Boolean(parent.metadata.deletionTimestamp);
+  const finalizer = `metacontroller.io/${
+    spec.type === "composite" ? "composite" : "decorator"
+  }controller-${spec.name}`;
+  const finalizers: string[] = parent.metadata.finalizers ?? [];
+  if (spec.hooks.finalize && !deleting && !finalizers.includes(finalizer)) {
+    store.replace({ ...parent, metadata: { ...parent.metadata, finalizers: [...finalizers, finalizer] } });
+    parent = store.find(parent)!;
+  }
+
+  const related: Record<string, Record<string, Obj>> = {};
+  if (spec.hooks.customize) {
+    const answer = await call(spec.hooks.customize, { controller: spec.object, parent });
+    if (answer.status !== 200) return { error: failure("customize", answer) };
+    for (const rule of answer.body.relatedResources) {
+      const group = related[`${typeOfRule(store, rule).kind}.${rule.apiVersion}`] ??= {};
+      for (const o of selectRelated(store, rule)) group[objectKey(o)] = o;
+    }
+  }
+
+  const namespace = parent.metadata.namespace;
+  const uid = parent.metadata.uid;
+  const observed = spec.children.flatMap((rule) =>
+    store.list(typeOfRule(store, rule), namespace).filter((o) =>
+      controllerRefOf(o)?.uid === uid &&
+      (spec.type === "composite" ||
+        o.metadata.annotations?.["metacontroller.k8s.io/decorator-controller"] === spec.name)
+    )
+  );
+  const groups: Record<string, Record<string, Obj>> = Object.fromEntries(
+    spec.children.map((rule) => [`${typeOfRule(store, rule).kind}.${rule.apiVersion}`, {}]),
+  );
+  for (const o of observed) {
+    const rule = spec.children.find((r) => typeOfRule(store, r).kind === o.kind)!;
+    groups[`${o.kind}.${rule.apiVersion}`]![objectKey(o)] = o;
+  }
+
+  const hook = deleting ? spec.hooks.finalize ?? spec.hooks.sync : spec.hooks.sync;
+  const body = spec.type === "composite"
+    ? { controller: spec.object, parent, children: groups, related, finalizing: deleting }
+    : { controller: spec.object, object: parent, attachments: groups, related, finalizing: deleting };
+  const answer = await call(hook, body);
+  if (answer.status !== 200) return { error: failure(deleting ? "finalize" : "sync", answer) };
+  const res = answer.body;
+
+  const next = structuredClone(store.find(parent)!);
+  if (spec.type === "composite") {
+    next.status = { ...(res.status ?? {}), observedGeneration: next.metadata.generation };
+  } else {
+    if (res.status != null) next.status = res.status;
+    for (const field of ["labels", "annotations"] as const) {
+      if (!res[field]) continue;
+      const merged = { ...next.metadata[field] };
+      for (const [k, v] of Object.entries(res[field])) v === null ? delete merged[k] : (merged[k] = v);
+      next.metadata[field] = merged;
+    }
+  }
+  if (deleting && res.finalized) {
+    next.metadata.finalizers = finalizers.filter((f) => f !== finalizer);
+  }
+  store.replace(next);
+
+  const error = manageChildren(
+    store,
+    spec,
+    next,
+    observed,
+    (spec.type === "composite" ? res.children : res.attachments) ?? [],
+  );
+  const after = store.find(next);
+  if (after?.metadata.deletionTimestamp && !(after.metadata.finalizers ?? []).length) store.remove(after);
+  return error ? { error } : {};
+}
+
+function manageChildren(
+  store: Store,
+  spec: ControllerSpec,
+  parent: Obj,
+  observed: readonly Obj[],
+  desired: readonly Obj[],
+): string | undefined {
+  const errors: string[] = [];
+  const ref = {
+    apiVersion: parent.apiVersion,
+    kind: parent.kind,
+    name: parent.metadata.name,
+    uid: parent.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+  const wanted = new Set<string>();
+  for (const d of desired) {
+    const rule = spec.children.find((r) =>
+      r.apiVersion === d.apiVersion && typeOfRule(store, r).kind === d.kind
+    );
+    if (!rule) {
+      errors.push(
+        `the hook returned ${describe(d)}, whose type ${d.kind}.${d.apiVersion} is not a declared child`,
+      );
+      continue;
+    }
+    const child = structuredClone(d);
+    child.metadata.namespace ??= parent.metadata.namespace;
+    if (spec.generateSelector) {
+      child.metadata.labels = { "controller-uid": parent.metadata.uid, ...child.metadata.labels };
+    } else if (spec.type === "decorator") {
+      child.metadata.annotations = {
+        ...child.metadata.annotations,
+        "metacontroller.k8s.io/decorator-controller": spec.name,
+      };
+    }
+    child.metadata.ownerReferences = [ref];
+    wanted.add(objectId(child));
+    const existing = store.find(child);
+    if (!existing) {
+      store.create(child);
+      continue;
+    }
+    const owner = controllerRefOf(existing);
+    if (owner && owner.uid !== parent.metadata.uid) {
+      errors.push(`${describe(child)} already exists and is controlled by ${owner.kind} ${owner.name}`);
+      continue;
+    }
+    if (owner && rule.method === "OnDelete") continue;
+    const { metadata, status: _status, ...fields } = child;
+    store.replace({
+      ...existing,
+      ...fields,
+      metadata: {
+        ...existing.metadata,
+        labels: { ...existing.metadata.labels, ...metadata.labels },
+        ...(metadata.annotations || existing.metadata.annotations
+          ? { annotations: { ...existing.metadata.annotations, ...metadata.annotations } }
+          : {}),
+        ownerReferences: [ref],
+      },
+    });
+  }
+  for (const o of observed) {
+    if (!wanted.has(objectId(o))) store.delete(o);
+  }
+  return errors.length ? errors.join("; ") : undefined;
+}

@@ -1,0 +1,15 @@
+/**
+ * `plan`: what the controllers and admission will do with a folder of manifests, offline. An in-memory API
+ * server ({@linkcode Store}) and Metacontroller's way of applying hook answers ({@linkcode reconcile}) drive the
+ * real hooks and webhooks until a fixed point ({@linkcode runPlan}); {@linkcode renderPlan} prints it.
+ *
+ * @module
+ */
+export * from "./admission.ts";
+export * from "./api.ts";
+export * from "./input.ts";
+export * from "./metacontroller.ts";
+export * from "./plan.ts";
+export * from "./resources.ts";
+export * from "./store.ts";
+export * from "./report.ts";

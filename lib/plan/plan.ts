@@ -1,0 +1,260 @@
+import { DEFAULT_HOOK_CONFIG } from "../hook/mod.ts";
+import { createApp, type RouteRegistrar } from "../http/mod.ts";
+import { admit, type PolicyTwin, type Refusal, webhookSpecs } from "./admission.ts";
+import { storeClient } from "./api.ts";
+import { controllerSpecs, type HookCall, reconcile } from "./metacontroller.ts";
+import type { SourcedObject } from "./input.ts";
+import { BUILTIN_RESOURCES, crdResources, groupOf, Resources } from "./resources.ts";
+import { describe, type Obj, objectId, Store } from "./store.ts";
+
+/** What a plan starts from and runs. */
+export interface PlanOptions {
+  /** The objects to apply (the user's folder), in the order read. */
+  readonly desired: readonly SourcedObject[];
+  /** What the cluster holds already (`kubectl get -o yaml` exports); empty for a new cluster. */
+  readonly live?: readonly Obj[];
+  /** The instant every hook sees (RFC 3339). */
+  readonly now: string;
+  /** The install (`manifests/` rendered): CRDs, controllers, webhook configurations and namespaces. */
+  readonly install: readonly Obj[];
+  /** The hook service's routes: the plan calls the real hooks and webhooks. */
+  readonly routes: readonly RouteRegistrar[];
+  /** The identity-free admission policies, as TypeScript twins. */
+  readonly policies: readonly PolicyTwin[];
+  /** Schema refusals (CRD schema and CEL rules) by index into `desired`, as the API server words them. */
+  readonly schema?: ReadonlyMap<number, string>;
+  /** Namespace of namespaced objects that name none (kubectl's default). */
+  readonly defaultNamespace?: string;
+  /** Rounds of every controller before the plan gives up on a fixed point. */
+  readonly maxRounds?: number;
+}
+
+/** What happened to one input object. */
+export interface Outcome {
+  readonly source: string;
+  readonly id: string;
+  readonly name: string;
+  readonly action: "create" | "update" | "unchanged" | "refused" | "skipped";
+  readonly refusal?: Refusal;
+  /** Why an object was skipped. */
+  readonly note?: string;
+}
+
+/** A controller that could not sync an object at the fixed point. */
+export interface Failure {
+  readonly id: string;
+  readonly name: string;
+  readonly message: string;
+}
+
+/** Everything a plan found. */
+export interface PlanResult {
+  readonly now: string;
+  /** One per input object, in apply order. */
+  readonly outcomes: readonly Outcome[];
+  readonly failures: readonly Failure[];
+  readonly converged: boolean;
+  /** Rounds of every controller it took, over all apply waves. */
+  readonly rounds: number;
+  /** Every object at the end, sorted by identity. */
+  readonly objects: readonly Obj[];
+  /** The live objects it started from, sorted by identity. */
+  readonly live: readonly Obj[];
+  /** Whether schema refusals were supplied (kubectl-validate ran). */
+  readonly schemaChecked: boolean;
+}
+
+/** Kinds applied first, in this order (the rest after, in input order): what others refer to goes first. */
+const APPLY_ORDER = [
+  "Namespace",
+  "Secret",
+  "ConfigMap",
+  "Team",
+  "ProviderConfig",
+  "NetworkPool",
+  "IPAllocation",
+  "TenantCluster",
+];
+
+/** Namespaces every cluster has before anything is applied. */
+const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public"];
+
+/** Rounds of every controller before a plan reports it does not converge. */
+export const MAX_ROUNDS = 40;
+
+/**
+ * Plans a folder of manifests: applies each object the way the API server admits it (schema, policies, the real
+ * webhooks), then runs every controller's real hooks the way Metacontroller applies their answers, round after
+ * round until nothing changes. Objects waiting for a namespace a controller creates (a Team's `team-{name}`) are
+ * applied once it exists, as a GitOps tool's retries would. Deterministic: the same options give the same result.
+ */
+export async function runPlan(options: PlanOptions): Promise<PlanResult> {
+  const crds = options.install.filter((m) => m.kind === "CustomResourceDefinition");
+  const resources = new Resources([...BUILTIN_RESOURCES, ...crdResources(crds)]);
+  const store = new Store(resources, options.now);
+  const controllers = controllerSpecs(options.install);
+  const webhooks = webhookSpecs(options.install);
+  const namespaceType = resources.ofKind("v1", "Namespace")!;
+
+  for (const o of options.live ?? []) if (store.typeOf(o)) store.load(o);
+  const live = store.all().map((o) => structuredClone(o));
+  const bootstrap = [
+    ...SYSTEM_NAMESPACES.map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } })),
+    ...options.install.filter((m) => m.kind === "Namespace"),
+  ];
+  const added = new Set<string>();
+  for (const ns of bootstrap) {
+    if (store.find(ns)) continue;
+    store.load(ns as Obj);
+    added.add(objectId(ns as Obj));
+  }
+
+  const service = createApp({
+    bodyLimitBytes: 256 * 1024 * 1024,
+    clockOverride: false,
+    hookConfig: DEFAULT_HOOK_CONFIG,
+    routes: options.routes,
+    clock: () => new Date(options.now),
+    log: () => {},
+    kube: storeClient(store),
+  });
+  const call: HookCall = async (path, body) => {
+    const res = await service.app.request(path, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch { /* an error body that is not JSON is reported as text */ }
+    return { status: res.status, body: parsed };
+  };
+
+  const failures = new Map<string, Failure>();
+  let rounds = 0;
+  let converged = true;
+  async function converge(): Promise<void> {
+    for (let round = 1; round <= (options.maxRounds ?? MAX_ROUNDS); round++) {
+      rounds++;
+      const before = store.changes;
+      for (const spec of controllers) {
+        for (const rule of spec.parents) {
+          const type = resources.ofResource(groupOf(rule.apiVersion), rule.resource);
+          if (!type) continue;
+          for (const parent of store.list(type)) {
+            const result = await reconcile(store, spec, parent, call);
+            const id = `${spec.name}:${objectId(parent)}`;
+            if (result.error) {
+              failures.set(id, {
+                id: objectId(parent),
+                name: describe(parent),
+                message: `${spec.name}: ${result.error}`,
+              });
+            } else failures.delete(id);
+          }
+        }
+      }
+      if (store.changes === before) return;
+    }
+    converged = false;
+  }
+
+  const order = (o: Obj) => {
+    const i = APPLY_ORDER.indexOf(o.kind);
+    return i < 0 ? APPLY_ORDER.length : i;
+  };
+  const outcomes: Outcome[] = [];
+  let pending = options.desired.map((d, index) => ({ ...d, index }))
+    .sort((a, b) => order(a.object) - order(b.object) || a.index - b.index);
+  await converge();
+  while (pending.length) {
+    const waiting: typeof pending = [];
+    for (const item of pending) {
+      const object = structuredClone(item.object);
+      const type = store.typeOf(object);
+      const base = { source: item.source, id: objectId(object), name: describe(object) };
+      if (!type) {
+        outcomes.push({
+          ...base,
+          action: "skipped",
+          note: `${object.kind} (${object.apiVersion}) is not a kind Butler manages or reads`,
+        });
+        continue;
+      }
+      if (type.namespaced) object.metadata.namespace ??= options.defaultNamespace ?? "default";
+      else delete object.metadata.namespace;
+      const named = { ...base, id: objectId(object), name: describe(object) };
+      if (type.namespaced && !store.get(namespaceType, undefined, object.metadata.namespace!)) {
+        waiting.push({ ...item, object });
+        continue;
+      }
+      const schema = options.schema?.get(item.index);
+      if (schema !== undefined) {
+        outcomes.push({ ...named, action: "refused", refusal: { by: "schema", message: schema } });
+        continue;
+      }
+      const existing = store.find(object);
+      const next: Obj = existing ? applied(existing, object) : object;
+      const op = existing ? "UPDATE" : "CREATE";
+      const refusal = await admit(options.policies, webhooks, type, op, next, existing, call);
+      if (refusal) {
+        outcomes.push({ ...named, action: "refused", refusal });
+        continue;
+      }
+      if (!existing) {
+        store.create(next);
+        outcomes.push({ ...named, action: "create" });
+      } else {
+        outcomes.push({ ...named, action: store.replace(next) ? "update" : "unchanged" });
+      }
+    }
+    await converge();
+    if (waiting.length === pending.length) {
+      for (const item of waiting) {
+        outcomes.push({
+          source: item.source,
+          id: objectId(item.object),
+          name: describe(item.object),
+          action: "refused",
+          refusal: { by: "API server", message: `namespaces "${item.object.metadata.namespace}" not found` },
+        });
+      }
+      break;
+    }
+    pending = waiting;
+  }
+
+  return {
+    now: options.now,
+    outcomes,
+    failures: [...failures.values()].filter((f) => store.all().some((o) => objectId(o) === f.id))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    converged,
+    rounds,
+    // The namespaces every cluster and the install have are not the plan's to show, unless the input names them.
+    objects: store.all().filter((o) => !added.has(objectId(o)) || outcomes.some((x) => x.id === objectId(o))),
+    live,
+    schemaChecked: options.schema !== undefined,
+  };
+}
+
+/**
+ * An applied manifest over the stored object: what the manifest sets replaces (`spec` and other top-level
+ * fields; labels and annotations key by key), the server's fields and `status` stay.
+ */
+function applied(existing: Obj, manifest: Obj): Obj {
+  const { metadata, status: _status, ...fields } = manifest;
+  return {
+    ...existing,
+    ...fields,
+    metadata: {
+      ...existing.metadata,
+      ...(metadata.labels ? { labels: { ...existing.metadata.labels, ...metadata.labels } } : {}),
+      ...(metadata.annotations
+        ? { annotations: { ...existing.metadata.annotations, ...metadata.annotations } }
+        : {}),
+    },
+  };
+}

@@ -1,0 +1,183 @@
+import { stringify } from "yaml";
+import type { Outcome, PlanResult } from "./plan.ts";
+import { canonical, describe, type Obj, objectId } from "./store.ts";
+
+const MARK: Record<Outcome["action"], string> = {
+  create: "+",
+  update: "~",
+  unchanged: "=",
+  refused: "!",
+  skipped: "?",
+};
+
+// deno-lint-ignore no-explicit-any
+type Condition = { type: string; status: string; reason?: string; message?: string; [k: string]: any };
+
+const conditionsOf = (o: Obj): Condition[] => Array.isArray(o.status?.conditions) ? o.status.conditions : [];
+
+/** `Ready=False (Reason): message`, or the phase when an object has no Ready condition. */
+function statusLine(o: Obj): string | undefined {
+  const ready = conditionsOf(o).find((c) => c.type === "Ready");
+  const phase = typeof o.status?.phase === "string" ? `phase ${o.status.phase}` : undefined;
+  if (!ready) return phase;
+  const detail = `Ready=${ready.status}${ready.reason ? ` (${ready.reason})` : ""}${
+    ready.message ? `: ${ready.message}` : ""
+  }`;
+  return phase ? `${phase}, ${detail}` : detail;
+}
+
+const controlledBy = (o: Obj, uid: string) =>
+  (o.metadata.ownerReferences ?? []).some((r: { controller?: boolean; uid?: string }) =>
+    r.controller && r.uid === uid
+  );
+
+function percent(part: number, whole: number): string {
+  return whole > 0 ? `${Math.round((part / whole) * 100)}%` : "-";
+}
+
+function poolLine(pool: Obj): string {
+  const s = pool.status ?? {};
+  if (typeof s.totalIPs !== "number") return `${describe(pool)}: no status`;
+  const capacity = conditionsOf(pool).filter((c) => c.type.startsWith("Capacity") && c.status === "True")
+    .map((c) => c.type);
+  return `${describe(pool)}: ${s.allocatedIPs}/${s.totalIPs} IPs allocated (${
+    percent(s.allocatedIPs, s.totalIPs)
+  }), ` +
+    `${s.allocationCount ?? 0} allocation(s), largest free block ${s.largestFreeBlock ?? 0}; ` +
+    (capacity.length ? capacity.join(", ") : "no capacity condition");
+}
+
+const TEAM_LIMITS: readonly [string, string, string][] = [
+  ["clusters", "clusters", "maxClusters"],
+  ["nodes", "totalNodes", "maxTotalNodes"],
+  ["CPU", "totalCPU", "maxCPUCores"],
+  ["memory", "totalMemory", "maxMemory"],
+  ["storage", "totalStorage", "maxStorage"],
+];
+
+function teamLine(team: Obj): string {
+  const usage = team.status?.resourceUsage;
+  if (!usage) return `${describe(team)}: no usage reported`;
+  const limits = team.spec?.resourceLimits ?? {};
+  const parts = TEAM_LIMITS.map(([label, used, max]) =>
+    `${label} ${usage[used] ?? 0}${limits[max] !== undefined ? `/${limits[max]}` : ""}`
+  );
+  const quota = team.status?.quotaStatus;
+  const message = team.status?.quotaMessage;
+  return `${describe(team)}: ${parts.join(", ")}${
+    quota ? `; quota ${quota}${message ? `: ${message}` : ""}` : ""
+  }`;
+}
+
+/** Whether a plan is clean: converged, every object admitted, no controller failing. */
+export function planSucceeded(result: PlanResult): boolean {
+  return result.converged && result.failures.length === 0 &&
+    result.outcomes.every((o) => o.action !== "refused");
+}
+
+/**
+ * The plan as text: each input object (admitted or refused with the API server's message, its children and
+ * status), the pools, the teams' usage against their limits, failing syncs, and a last line that says whether
+ * everything converges and is admitted.
+ */
+export function renderText(result: PlanResult, notes: readonly string[] = []): string {
+  const count = (action: Outcome["action"]) => result.outcomes.filter((o) => o.action === action).length;
+  const lines = [
+    `Plan at ${result.now}: ${result.outcomes.length} object(s): ${count("create")} to create, ${
+      count("update")
+    } to update, ` +
+    `${count("unchanged")} unchanged, ${count("refused")} refused, ${count("skipped")} skipped`,
+    ...notes,
+    result.converged
+      ? `Controllers converge after ${result.rounds} round(s) of every hook.`
+      : `Controllers do NOT converge: objects still change after ${result.rounds} round(s).`,
+    "",
+    "Objects",
+  ];
+  const byId = new Map(result.objects.map((o) => [objectId(o), o]));
+  for (const outcome of result.outcomes) {
+    lines.push(`  ${MARK[outcome.action]} ${outcome.name}  (${outcome.source})`);
+    if (outcome.refusal) lines.push(`      refused by ${outcome.refusal.by}: ${outcome.refusal.message}`);
+    if (outcome.note) lines.push(`      skipped: ${outcome.note}`);
+    const o = byId.get(outcome.id);
+    if (!o || outcome.action === "refused" || outcome.action === "skipped") continue;
+    const status = statusLine(o);
+    if (status) lines.push(`      status: ${status}`);
+    const children = result.objects.filter((c) => controlledBy(c, o.metadata.uid));
+    for (const c of children) lines.push(`      child: ${describe(c)}`);
+  }
+  const pools = result.objects.filter((o) => o.kind === "NetworkPool");
+  if (pools.length) lines.push("", "Pools", ...pools.map((p) => `  ${poolLine(p)}`));
+  const teams = result.objects.filter((o) => o.kind === "Team");
+  if (teams.length) lines.push("", "Teams", ...teams.map((t) => `  ${teamLine(t)}`));
+  if (result.failures.length) {
+    lines.push("", "Failing syncs", ...result.failures.map((f) => `  ${f.name}: ${f.message}`));
+  }
+  const refused = count("refused");
+  lines.push(
+    "",
+    planSucceeded(result)
+      ? "Result: everything is admitted and the controllers converge."
+      : `Result: ${refused} refused, ${result.failures.length} failing sync(s)${
+        result.converged ? "" : ", no fixed point"
+      }.`,
+  );
+  return lines.join("\n") + "\n";
+}
+
+/** The resulting objects as a `v1` List, in YAML or JSON. */
+export function renderObjects(result: PlanResult, format: "yaml" | "json"): string {
+  const list = { apiVersion: "v1", kind: "List", items: result.objects };
+  return format === "json" ? JSON.stringify(list, null, 2) + "\n" : stringify(list, { lineWidth: 0 });
+}
+
+/** Server bookkeeping left out of a diff. */
+const NOT_DIFFED = new Set(["metadata.resourceVersion", "metadata.generation", "metadata.managedFields"]);
+
+function leaves(value: unknown, path: string, out: Map<string, string>): void {
+  if (NOT_DIFFED.has(path)) return;
+  if (value !== null && typeof value === "object") {
+    const entries = Array.isArray(value)
+      ? value.map((v, i) => [`[${i}]`, v] as const)
+      : Object.entries(value).map(([k, v]) =>
+        [/^[A-Za-z_][\w-]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`, v] as const
+      );
+    if (!entries.length) out.set(path, Array.isArray(value) ? "[]" : "{}");
+    for (const [k, v] of entries) leaves(v, path ? `${path}${k}` : k.replace(/^\./, ""), out);
+    return;
+  }
+  if (value !== undefined) out.set(path, JSON.stringify(value));
+}
+
+/**
+ * What the plan changes against the live objects it started from: `+` created, `-` deleted, `~` changed with
+ * one line per changed field (`path: before -> after`).
+ */
+export function renderDiff(result: PlanResult): string {
+  const before = new Map(result.live.map((o) => [objectId(o), o]));
+  const after = new Map(result.objects.map((o) => [objectId(o), o]));
+  const ids = [...new Set([...before.keys(), ...after.keys()])].sort();
+  const lines: string[] = [];
+  for (const id of ids) {
+    const a = before.get(id);
+    const b = after.get(id);
+    if (!a) {
+      lines.push(`+ ${describe(b!)}`);
+      continue;
+    }
+    if (!b) {
+      lines.push(`- ${describe(a)}`);
+      continue;
+    }
+    if (canonical(a) === canonical(b)) continue;
+    const from = new Map<string, string>();
+    const to = new Map<string, string>();
+    leaves(a, "", from);
+    leaves(b, "", to);
+    const changed = [...new Set([...from.keys(), ...to.keys()])].sort()
+      .filter((p) => from.get(p) !== to.get(p))
+      .map((p) => `    ${p}: ${from.get(p) ?? "(none)"} -> ${to.get(p) ?? "(none)"}`);
+    if (changed.length) lines.push(`~ ${describe(b)}`, ...changed);
+  }
+  return lines.length ? lines.join("\n") + "\n" : "No changes against the live objects.\n";
+}

@@ -1,0 +1,204 @@
+/**
+ * `main.ts plan`: what the controllers and admission will do with a folder of manifests, offline. Reads the
+ * files, checks them with kubectl-validate when it is installed, runs {@linkcode runPlan} and prints the result.
+ * Exit code 0 when everything is admitted and converges, 1 when not, 2 for bad usage or unreadable input.
+ *
+ * @module
+ */
+import { parseAllDocuments } from "yaml";
+import { ADMISSION_POLICIES, HOOK_ROUTES } from "./hooks/mod.ts";
+import { formatTime, parseTime } from "./lib/time/mod.ts";
+import {
+  type Obj,
+  parseManifests,
+  planSucceeded,
+  renderDiff,
+  renderObjects,
+  renderText,
+  runPlan,
+  type SourcedObject,
+  withoutServerFields,
+} from "./lib/plan/mod.ts";
+
+const USAGE = `usage: main.ts plan [options] <dir|file|->...
+  reads YAML or JSON manifests (directories recursively, - for standard input) and prints what admission and
+  the controllers will do with them
+options:
+  --live FILE          objects the cluster holds already (kubectl get -o yaml); may be repeated
+  --output FORMAT      text (default), yaml or json (the resulting objects as a List)
+  --diff               print what changes against the --live objects
+  --now TIME           the instant the hooks see, RFC 3339 (default: the current time)
+  --namespace NAME     namespace of namespaced objects that name none (default: default)
+environment:
+  KUBECTL_VALIDATE     path of kubectl-validate (default: kubectl-validate on PATH), which checks the CRD
+                       schemas and CEL rules the API server checks; without it they are not checked`;
+
+const ROOT = new URL(".", import.meta.url).pathname;
+/** The install the plan runs: the files of manifests/ that define kinds, controllers, webhooks and namespaces. */
+const INSTALL = [
+  "manifests/namespace.yaml",
+  "manifests/crds",
+  "manifests/controllers",
+  "manifests/components/admission-webhooks/webhooks.yaml",
+];
+
+interface Args {
+  paths: string[];
+  live: string[];
+  output: "text" | "yaml" | "json";
+  diff: boolean;
+  now?: string;
+  namespace: string;
+}
+
+function usage(message: string): never {
+  console.error(`plan: ${message}\n${USAGE}`);
+  Deno.exit(2);
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const args: Args = { paths: [], live: [], output: "text", diff: false, namespace: "default" };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.startsWith("--") && a.includes("=")
+      ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]
+      : [a, undefined];
+    const value = () => inline ?? argv[++i] ?? usage(`${flag} needs a value`);
+    if (flag === "--live") args.live.push(value());
+    else if (flag === "--output" || flag === "-o") {
+      const v = value();
+      if (v !== "text" && v !== "yaml" && v !== "json") {
+        usage(`--output must be text, yaml or json, not ${JSON.stringify(v)}`);
+      }
+      args.output = v;
+    } else if (flag === "--diff") args.diff = true;
+    else if (flag === "--now") args.now = value();
+    else if (flag === "--namespace" || flag === "-n") args.namespace = value();
+    else if (flag === "--help" || flag === "-h") {
+      console.log(USAGE);
+      Deno.exit(0);
+    } else if (flag.startsWith("-") && flag !== "-") usage(`unknown option ${flag}`);
+    else args.paths.push(a);
+  }
+  if (!args.paths.length) usage("no manifests given");
+  return args;
+}
+
+function filesOf(path: string): string[] {
+  if (path === "-") return ["-"];
+  const info = Deno.statSync(path);
+  if (!info.isDirectory) return [path];
+  return [...Deno.readDirSync(path)].sort((a, b) => (a.name < b.name ? -1 : 1)).flatMap((e) => {
+    const child = `${path.replace(/\/$/, "")}/${e.name}`;
+    if (e.isDirectory) return filesOf(child);
+    return /\.(ya?ml|json)$/.test(e.name) && e.name !== "kustomization.yaml" ? [child] : [];
+  });
+}
+
+async function read(paths: readonly string[]): Promise<SourcedObject[]> {
+  const objects: SourcedObject[] = [];
+  const errors: string[] = [];
+  for (const path of paths) {
+    let files: string[];
+    try {
+      files = filesOf(path);
+    } catch (err) {
+      usage(`cannot read ${path}: ${err instanceof Error ? err.message : err}`);
+    }
+    for (const file of files) {
+      const text = file === "-"
+        ? await new Response(Deno.stdin.readable).text()
+        : Deno.readTextFileSync(file);
+      const parsed = parseManifests(text, file === "-" ? "(stdin)" : file);
+      objects.push(...parsed.objects);
+      errors.push(...parsed.errors);
+    }
+  }
+  if (errors.length) usage(`unreadable manifests:\n  ${errors.join("\n  ")}`);
+  return objects;
+}
+
+function install(): Obj[] {
+  return INSTALL.flatMap((p) => filesOf(`${ROOT}${p}`)).flatMap((file) =>
+    parseAllDocuments(Deno.readTextFileSync(file)).map((d) => d.toJS() as Obj).filter(Boolean)
+  );
+}
+
+/** kubectl-validate's refusals of the input (CRD schemas and CEL), by index; `undefined` when it is not installed. */
+async function schemaRefusals(
+  objects: readonly SourcedObject[],
+  kinds: (o: Obj) => boolean,
+): Promise<Map<number, string> | undefined> {
+  const bin = Deno.env.get("KUBECTL_VALIDATE") ?? "kubectl-validate";
+  const dir = Deno.makeTempDirSync({ prefix: "butler-plan-" });
+  try {
+    const indexes = objects.flatMap((o, i) => (kinds(o.object) ? [i] : []));
+    for (const i of indexes) {
+      Deno.writeTextFileSync(`${dir}/${String(i).padStart(6, "0")}.json`, JSON.stringify(objects[i]!.object));
+    }
+    if (!indexes.length) return new Map();
+    let out: Deno.CommandOutput;
+    try {
+      out = await new Deno.Command(bin, {
+        args: [dir, "--local-crds", `${ROOT}manifests/crds`, "--output", "json"],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) return undefined;
+      throw err;
+    }
+    const text = new TextDecoder().decode(out.stdout);
+    if (!text.trim().startsWith("{")) {
+      throw new Error(`kubectl-validate failed: ${new TextDecoder().decode(out.stderr)}`);
+    }
+    const results = JSON.parse(text) as Record<string, { status: string; message?: string }[]>;
+    const refusals = new Map<number, string>();
+    for (const [file, rs] of Object.entries(results)) {
+      const failed = rs.find((r) => r.status !== "Success");
+      const index = Number(/(\d+)\.json$/.exec(file)?.[1]);
+      if (failed && Number.isInteger(index)) refusals.set(index, failed.message ?? "invalid");
+    }
+    return refusals;
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+// Through main.ts the first argument is the command itself.
+const args = parseArgs(import.meta.main ? Deno.args : Deno.args.slice(1));
+const now = args.now === undefined ? formatTime(new Date()) : (() => {
+  const t = parseTime(args.now!);
+  return t ? formatTime(t) : usage(`--now must be an RFC 3339 time, not ${JSON.stringify(args.now)}`);
+})();
+const desired = await read(args.paths);
+const live = (await read(args.live)).map((o) => withoutServerFields(o.object));
+const installed = install();
+const known = new Set(
+  installed.filter((m) => m.kind === "CustomResourceDefinition").map((m) => m.spec.group),
+);
+const schema = await schemaRefusals(
+  desired,
+  (o) =>
+    known.has(o.apiVersion.split("/")[0]) || !o.apiVersion.includes("/") ||
+    o.apiVersion.startsWith("rbac.authorization.k8s.io/"),
+);
+const result = await runPlan({
+  desired,
+  live,
+  now,
+  install: installed,
+  routes: HOOK_ROUTES,
+  policies: ADMISSION_POLICIES,
+  ...(schema ? { schema } : {}),
+  defaultNamespace: args.namespace,
+});
+const notes = [
+  schema
+    ? "Schemas and CEL rules: checked with kubectl-validate."
+    : "Schemas and CEL rules: NOT checked (kubectl-validate not found: install sigs.k8s.io/kubectl-validate and put it on PATH or set KUBECTL_VALIDATE).",
+];
+if (args.output === "text") console.log(renderText(result, notes).trimEnd());
+else console.log(renderObjects(result, args.output).trimEnd());
+if (args.diff) console.log(renderDiff(result).trimEnd());
+Deno.exit(planSucceeded(result) ? 0 : 1);
