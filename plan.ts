@@ -5,13 +5,15 @@
  *
  * @module
  */
-import { parseAllDocuments } from "yaml";
 import { ADMISSION_POLICIES, HOOK_ROUTES } from "./hooks/mod.ts";
 import { formatTime, parseTime } from "./lib/time/mod.ts";
 import {
+  installResources,
+  manifestFiles,
   type Obj,
   parseManifests,
   planSucceeded,
+  readInstall,
   renderDiff,
   renderObjects,
   renderText,
@@ -34,13 +36,6 @@ environment:
                        schemas and CEL rules the API server checks; without it they are not checked`;
 
 const ROOT = new URL(".", import.meta.url).pathname;
-/** The install the plan runs: the files of manifests/ that define kinds, controllers, webhooks and namespaces. */
-const INSTALL = [
-  "manifests/namespace.yaml",
-  "manifests/crds",
-  "manifests/controllers",
-  "manifests/components/admission-webhooks/webhooks.yaml",
-];
 
 interface Args {
   paths: string[];
@@ -84,24 +79,13 @@ function parseArgs(argv: readonly string[]): Args {
   return args;
 }
 
-function filesOf(path: string): string[] {
-  if (path === "-") return ["-"];
-  const info = Deno.statSync(path);
-  if (!info.isDirectory) return [path];
-  return [...Deno.readDirSync(path)].sort((a, b) => (a.name < b.name ? -1 : 1)).flatMap((e) => {
-    const child = `${path.replace(/\/$/, "")}/${e.name}`;
-    if (e.isDirectory) return filesOf(child);
-    return /\.(ya?ml|json)$/.test(e.name) && e.name !== "kustomization.yaml" ? [child] : [];
-  });
-}
-
 async function read(paths: readonly string[]): Promise<SourcedObject[]> {
   const objects: SourcedObject[] = [];
   const errors: string[] = [];
   for (const path of paths) {
     let files: string[];
     try {
-      files = filesOf(path);
+      files = manifestFiles(path);
     } catch (err) {
       usage(`cannot read ${path}: ${err instanceof Error ? err.message : err}`);
     }
@@ -116,12 +100,6 @@ async function read(paths: readonly string[]): Promise<SourcedObject[]> {
   }
   if (errors.length) usage(`unreadable manifests:\n  ${errors.join("\n  ")}`);
   return objects;
-}
-
-function install(): Obj[] {
-  return INSTALL.flatMap((p) => filesOf(`${ROOT}${p}`)).flatMap((file) =>
-    parseAllDocuments(Deno.readTextFileSync(file)).map((d) => d.toJS() as Obj).filter(Boolean)
-  );
 }
 
 /** kubectl-validate's refusals of the input (CRD schemas and CEL), by index; `undefined` when it is not installed. */
@@ -173,16 +151,9 @@ const now = args.now === undefined ? formatTime(new Date()) : (() => {
 })();
 const desired = await read(args.paths);
 const live = (await read(args.live)).map((o) => withoutServerFields(o.object));
-const installed = install();
-const known = new Set(
-  installed.filter((m) => m.kind === "CustomResourceDefinition").map((m) => m.spec.group),
-);
-const schema = await schemaRefusals(
-  desired,
-  (o) =>
-    known.has(o.apiVersion.split("/")[0]) || !o.apiVersion.includes("/") ||
-    o.apiVersion.startsWith("rbac.authorization.k8s.io/"),
-);
+const installed = readInstall(ROOT);
+const resources = installResources(installed);
+const schema = await schemaRefusals(desired, (o) => resources.ofKind(o.apiVersion, o.kind) !== undefined);
 const result = await runPlan({
   desired,
   live,

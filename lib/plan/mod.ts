@@ -13,3 +13,4 @@ export * from "./plan.ts";
 export * from "./resources.ts";
 export * from "./store.ts";
 export * from "./report.ts";
+export * from "./files.ts";

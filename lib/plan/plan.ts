@@ -89,8 +89,7 @@ export const MAX_ROUNDS = 40;
  * applied once it exists, as a GitOps tool's retries would. Deterministic: the same options give the same result.
  */
 export async function runPlan(options: PlanOptions): Promise<PlanResult> {
-  const crds = options.install.filter((m) => m.kind === "CustomResourceDefinition");
-  const resources = new Resources([...BUILTIN_RESOURCES, ...crdResources(crds)]);
+  const resources = installResources(options.install);
   const store = new Store(resources, options.now);
   const controllers = controllerSpecs(options.install);
   const webhooks = webhookSpecs(options.install);
@@ -238,6 +237,12 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     live,
     schemaChecked: options.schema !== undefined,
   };
+}
+
+/** The kinds a plan knows: the built-in ones it stores and those of the install's CRDs. */
+export function installResources(install: readonly Obj[]): Resources {
+  const crds = install.filter((m) => m.kind === "CustomResourceDefinition");
+  return new Resources([...BUILTIN_RESOURCES, ...crdResources(crds)]);
 }
 
 /**

@@ -103,8 +103,16 @@ export function renderText(result: PlanResult, notes: readonly string[] = []): s
     if (!o || outcome.action === "refused" || outcome.action === "skipped") continue;
     const status = statusLine(o);
     if (status) lines.push(`      status: ${status}`);
+    const addresses = o.status?.loadBalancer?.addresses;
+    if (Array.isArray(addresses) && addresses.length) {
+      lines.push(`      load balancer addresses: ${addresses.join(", ")}`);
+    }
     const children = result.objects.filter((c) => controlledBy(c, o.metadata.uid));
-    for (const c of children) lines.push(`      child: ${describe(c)}`);
+    for (const c of children) {
+      lines.push(
+        `      child: ${describe(c)}${typeof c.status?.cidr === "string" ? ` (${c.status.cidr})` : ""}`,
+      );
+    }
   }
   const pools = result.objects.filter((o) => o.kind === "NetworkPool");
   if (pools.length) lines.push("", "Pools", ...pools.map((p) => `  ${poolLine(p)}`));
