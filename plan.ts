@@ -6,14 +6,18 @@
  * @module
  */
 import { ADMISSION_POLICIES, HOOK_ROUTES } from "./hooks/mod.ts";
+import { GROUP } from "./lib/butler/mod.ts";
 import { formatTime, parseTime } from "./lib/time/mod.ts";
 import {
-  installResources,
+  groupOf,
+  invalidMessage,
+  type InvalidStatus,
   manifestFiles,
   type Obj,
   parseManifests,
   planSucceeded,
   readInstall,
+  type Refusal,
   renderDiff,
   renderObjects,
   renderText,
@@ -36,6 +40,8 @@ environment:
                        schemas and CEL rules the API server checks; without it they are not checked`;
 
 const ROOT = new URL(".", import.meta.url).pathname;
+/** The API groups kubectl-validate checks: the core, RBAC and ours (a GitOps folder's other kinds are skipped). */
+const VALIDATED_GROUPS = new Set(["", "rbac.authorization.k8s.io", GROUP]);
 
 interface Args {
   paths: string[];
@@ -106,7 +112,7 @@ async function read(paths: readonly string[]): Promise<SourcedObject[]> {
 async function schemaRefusals(
   objects: readonly SourcedObject[],
   kinds: (o: Obj) => boolean,
-): Promise<Map<number, string> | undefined> {
+): Promise<Map<number, Omit<Refusal, "by">> | undefined> {
   const bin = Deno.env.get("KUBECTL_VALIDATE") ?? "kubectl-validate";
   const dir = Deno.makeTempDirSync({ prefix: "butler-plan-" });
   try {
@@ -130,12 +136,12 @@ async function schemaRefusals(
     if (!text.trim().startsWith("{")) {
       throw new Error(`kubectl-validate failed: ${new TextDecoder().decode(out.stderr)}`);
     }
-    const results = JSON.parse(text) as Record<string, { status: string; message?: string }[]>;
-    const refusals = new Map<number, string>();
+    const results = JSON.parse(text) as Record<string, (InvalidStatus & { status: string })[]>;
+    const refusals = new Map<number, Omit<Refusal, "by">>();
     for (const [file, rs] of Object.entries(results)) {
       const failed = rs.find((r) => r.status !== "Success");
       const index = Number(/(\d+)\.json$/.exec(file)?.[1]);
-      if (failed && Number.isInteger(index)) refusals.set(index, failed.message ?? "invalid");
+      if (failed && Number.isInteger(index)) refusals.set(index, invalidMessage(failed));
     }
     return refusals;
   } finally {
@@ -151,9 +157,10 @@ const now = args.now === undefined ? formatTime(new Date()) : (() => {
 })();
 const desired = await read(args.paths);
 const live = (await read(args.live)).map((o) => withoutServerFields(o.object));
+// kubectl-validate compiles the CRDs for a few hundred milliseconds: it runs while the install is read.
+const validating = schemaRefusals(desired, (o) => VALIDATED_GROUPS.has(groupOf(o.apiVersion)));
 const installed = readInstall(ROOT);
-const resources = installResources(installed);
-const schema = await schemaRefusals(desired, (o) => resources.ofKind(o.apiVersion, o.kind) !== undefined);
+const schema = await validating;
 const result = await runPlan({
   desired,
   live,

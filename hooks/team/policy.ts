@@ -9,6 +9,7 @@ import { effectiveAccess } from "./access.ts";
 export const TEAM_ACCESS_POLICY: PolicyTwin = {
   name: "butler-team-access",
   kind: "Team",
+  reason: "Invalid",
   check: (_, object) => {
     const spec = TeamSpec.safeParse(object.spec);
     if (!spec.success) return undefined;

@@ -12,6 +12,7 @@ const MIGRATION_ANNOTATION = "butler.butlerlabs.dev/migration-operation";
 export const TENANTCLUSTER_IDENTITY_POLICY: PolicyTwin = {
   name: "butler-tenantcluster-identity",
   kind: "TenantCluster",
+  reason: "Forbidden",
   check: (op, object, oldObject) => {
     if (op !== "UPDATE" || !oldObject) return undefined;
     const env = (o: typeof object) => o.metadata.labels?.[LABELS.environment];

@@ -1,3 +1,4 @@
+import { type LabelSelector, matchesSelector } from "./api.ts";
 import type { HookCall } from "./metacontroller.ts";
 import { groupOf, type ResourceType } from "./resources.ts";
 import { type Obj, planUid } from "./store.ts";
@@ -16,12 +17,14 @@ export interface WebhookSpec {
     readonly resources: readonly string[];
   }[];
   readonly failurePolicy: "Fail" | "Ignore";
+  /** Which namespaces' objects it is called for (the team label on namespaces the Team controller creates). */
+  readonly namespaceSelector?: LabelSelector;
 }
 
 /**
  * The webhooks of a set of manifests (every ValidatingWebhookConfiguration): the same objects the
  * admission-webhooks component installs. Their `matchConditions` only spare the API server calls the webhook
- * would allow anyway, so the plan calls every matching webhook.
+ * would allow anyway, so the plan calls every webhook whose rules and `namespaceSelector` match.
  */
 export function webhookSpecs(manifests: readonly Obj[]): WebhookSpec[] {
   return manifests.filter((m) => m.kind === "ValidatingWebhookConfiguration").flatMap((m) =>
@@ -31,6 +34,7 @@ export function webhookSpecs(manifests: readonly Obj[]): WebhookSpec[] {
       path: w.clientConfig?.service?.path ?? new URL(w.clientConfig?.url).pathname,
       rules: w.rules ?? [],
       failurePolicy: w.failurePolicy ?? "Fail",
+      ...(w.namespaceSelector ? { namespaceSelector: w.namespaceSelector } : {}),
     }))
   );
 }
@@ -39,6 +43,8 @@ export function webhookSpecs(manifests: readonly Obj[]): WebhookSpec[] {
 export interface Refusal {
   readonly by: string;
   readonly message: string;
+  /** The field errors of an invalid object (`field: message`), one per cause, when there are several. */
+  readonly causes?: readonly string[];
 }
 
 /** Who the plan applies as: a GitOps applier with platform-admin rights. */
@@ -54,12 +60,14 @@ const wildcard = (list: readonly string[], value: string) => list.includes("*") 
 export interface PolicyTwin {
   readonly name: string;
   readonly kind: string;
+  /** The `reason` of the policy's validations: `Invalid` answers 422 and kubectl words it differently. */
+  readonly reason: "Forbidden" | "Invalid";
   readonly check: (op: Operation, object: Obj, oldObject: Obj | undefined) => string | undefined;
 }
 
 /**
  * Admits one write the way the API server's validating admission does: the policies, then every matching
- * webhook through its real route (a dry-run review, so the quota ledger is read but never written). Returns the
+ * webhook (by its rules, and its `namespaceSelector` against the labels of the object's namespace) through its real route (a dry-run review, so the quota ledger is read but never written). Returns the
  * refusal, or `undefined` when the write is admitted.
  */
 export async function admit(
@@ -70,16 +78,22 @@ export async function admit(
   object: Obj,
   oldObject: Obj | undefined,
   call: HookCall,
+  namespaceLabels: Readonly<Record<string, string>> | undefined,
 ): Promise<Refusal | undefined> {
   const group = groupOf(type.apiVersion);
   const resource = group ? `${type.resource}.${group}` : type.resource;
   for (const policy of policies.filter((p) => p.kind === type.kind && group === "butler.butlerlabs.dev")) {
     const message = policy.check(op, object, oldObject);
     if (message !== undefined) {
+      const denied =
+        `ValidatingAdmissionPolicy '${policy.name}' with binding '${policy.name}' denied request: ${message}`;
+      // kubectl prints an Invalid status as `The <resource> "<name>" is invalid: <field>: <message>`, and a policy's
+      // cause has no field.
       return {
         by: `ValidatingAdmissionPolicy ${policy.name}`,
-        message:
-          `${resource} "${object.metadata.name}" is forbidden: ValidatingAdmissionPolicy '${policy.name}' with binding '${policy.name}' denied request: ${message}`,
+        message: policy.reason === "Invalid"
+          ? `The ${type.resource} "${object.metadata.name}" is invalid: : ${denied}`
+          : `${resource} "${object.metadata.name}" is forbidden: ${denied}`,
       };
     }
   }
@@ -89,6 +103,12 @@ export async function admit(
       wildcard(r.apiGroups, group) && wildcard(r.operations, op) && wildcard(r.resources, type.resource)
     );
     if (!matches) continue;
+    if (
+      type.namespaced && webhook.namespaceSelector &&
+      !matchesSelector(namespaceLabels, webhook.namespaceSelector)
+    ) {
+      continue;
+    }
     const answer = await call(webhook.path, {
       apiVersion: "admission.k8s.io/v1",
       kind: "AdmissionReview",
@@ -122,4 +142,38 @@ export async function admit(
     }
   }
   return undefined;
+}
+
+/** An API `Status` of an invalid object, as kubectl-validate (or the API server) answers it. */
+export interface InvalidStatus {
+  readonly message?: string;
+  readonly details?: {
+    readonly kind?: string;
+    readonly name?: string;
+    readonly causes?: readonly { readonly field?: string; readonly message?: string }[];
+  };
+}
+
+/**
+ * A schema refusal in kubectl's words: `The <Kind> "<name>" is invalid: <field>: <message>`, the causes joined
+ * with `; ` when there are several. kubectl-validate renders a CEL rule's failure on an object as
+ * `Invalid value: "object": ...` and `Invalid value: "null": ...` where current API servers say `Invalid value: ...`
+ * and `Invalid value: null: ...`; the plan says what the API server says.
+ *
+ * @example
+ * ```ts
+ * invalidMessage({ details: { kind: "ProviderConfig", name: "p", causes: [{ field: "spec.aws.region", message: "Required value: region is required for AWS provider" }] } });
+ * // { message: 'The ProviderConfig "p" is invalid: spec.aws.region: Required value: region is required for AWS provider' }
+ * ```
+ */
+export function invalidMessage(status: InvalidStatus): Omit<Refusal, "by"> {
+  const causes = (status.details?.causes ?? []).map((c) =>
+    `${c.field ?? ""}: ${
+      (c.message ?? "").replace(/^Invalid value: "object": /, "Invalid value: ")
+        .replace(/^Invalid value: "null": /, "Invalid value: null: ")
+    }`
+  );
+  if (!status.details?.kind || !causes.length) return { message: status.message ?? "invalid" };
+  const head = `The ${status.details.kind} "${status.details.name ?? ""}" is invalid: `;
+  return causes.length === 1 ? { message: head + causes[0] } : { message: head + causes.join("; "), causes };
 }

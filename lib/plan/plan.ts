@@ -21,8 +21,8 @@ export interface PlanOptions {
   readonly routes: readonly RouteRegistrar[];
   /** The identity-free admission policies, as TypeScript twins. */
   readonly policies: readonly PolicyTwin[];
-  /** Schema refusals (CRD schema and CEL rules) by index into `desired`, as the API server words them. */
-  readonly schema?: ReadonlyMap<number, string>;
+  /** Schema refusals (CRD schema and CEL rules) by index into `desired`, in kubectl's words. */
+  readonly schema?: ReadonlyMap<number, Omit<Refusal, "by">>;
   /** Namespace of namespaced objects that name none (kubectl's default). */
   readonly defaultNamespace?: string;
   /** Rounds of every controller before the plan gives up on a fixed point. */
@@ -191,13 +191,25 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
       }
       const schema = options.schema?.get(item.index);
       if (schema !== undefined) {
-        outcomes.push({ ...named, action: "refused", refusal: { by: "schema", message: schema } });
+        outcomes.push({ ...named, action: "refused", refusal: { by: "schema", ...schema } });
         continue;
       }
       const existing = store.find(object);
       const next: Obj = existing ? applied(existing, object) : object;
       const op = existing ? "UPDATE" : "CREATE";
-      const refusal = await admit(options.policies, webhooks, type, op, next, existing, call);
+      const namespace = type.namespaced
+        ? store.get(namespaceType, undefined, object.metadata.namespace!)
+        : undefined;
+      const refusal = await admit(
+        options.policies,
+        webhooks,
+        type,
+        op,
+        next,
+        existing,
+        call,
+        namespace?.metadata.labels,
+      );
       if (refusal) {
         outcomes.push({ ...named, action: "refused", refusal });
         continue;

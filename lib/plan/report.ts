@@ -97,7 +97,15 @@ export function renderText(result: PlanResult, notes: readonly string[] = []): s
   const byId = new Map(result.objects.map((o) => [objectId(o), o]));
   for (const outcome of result.outcomes) {
     lines.push(`  ${MARK[outcome.action]} ${outcome.name}  (${outcome.source})`);
-    if (outcome.refusal) lines.push(`      refused by ${outcome.refusal.by}: ${outcome.refusal.message}`);
+    const refusal = outcome.refusal;
+    if (refusal?.causes) {
+      // Several field errors: one per line, as kubectl prints them.
+      const head = refusal.message.slice(0, refusal.message.length - refusal.causes.join("; ").length)
+        .trimEnd();
+      lines.push(`      refused by ${refusal.by}: ${head}`, ...refusal.causes.map((c) => `        * ${c}`));
+    } else if (refusal) {
+      lines.push(`      refused by ${refusal.by}: ${refusal.message}`);
+    }
     if (outcome.note) lines.push(`      skipped: ${outcome.note}`);
     const o = byId.get(outcome.id);
     if (!o || outcome.action === "refused" || outcome.action === "skipped") continue;
