@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { planSucceeded, renderDiff, renderObjects, renderText } from "../../lib/plan/mod.ts";
+import { invalidMessage, planSucceeded, renderDiff, renderObjects, renderText } from "../../lib/plan/mod.ts";
 import { APPLIED_TOGETHER, examples, outcomeOf, plan, ROOT, yaml } from "./helpers.ts";
 
 const GOLDEN = `${ROOT}tests/plan/golden/examples.txt`;
@@ -90,7 +90,7 @@ Deno.test("plan: environment access that names outsiders is refused by the polic
       assert.equal(outcome?.refusal?.by, "ValidatingAdmissionPolicy butler-team-access");
       assert.match(
         outcome!.refusal!.message,
-        /^teams\.butler\.butlerlabs\.dev "\S+" is forbidden: ValidatingAdmissionPolicy 'butler-team-access' with binding 'butler-team-access' denied request: /,
+        /^The teams "\S+" is invalid: : ValidatingAdmissionPolicy 'butler-team-access' with binding 'butler-team-access' denied request: /,
       );
       assert.ok(outcome!.refusal!.message.endsWith(expect), outcome!.refusal!.message);
       assert.ok(!planSucceeded(result));
@@ -207,4 +207,47 @@ Deno.test("plan: a status that changes on every sync never converges, and the pl
     renderText(result),
     /Controllers do NOT converge: objects still change after \d+ round\(s\)\./,
   );
+});
+
+Deno.test("invalidMessage words kubectl-validate's status as kubectl prints the API server's", () => {
+  assert.deepEqual(
+    invalidMessage({
+      message:
+        'NetworkPool.butler.butlerlabs.dev "p" is invalid: spec.tenantAllocation: Invalid value: "object": x',
+      details: {
+        kind: "NetworkPool",
+        name: "p",
+        causes: [{
+          field: "spec.tenantAllocation",
+          message:
+            'Invalid value: "object": tenantAllocation.start and tenantAllocation.end must be set together',
+        }],
+      },
+    }),
+    {
+      message:
+        'The NetworkPool "p" is invalid: spec.tenantAllocation: Invalid value: tenantAllocation.start and tenantAllocation.end must be set together',
+    },
+  );
+  assert.deepEqual(
+    invalidMessage({
+      details: {
+        kind: "ProviderConfig",
+        name: "q",
+        causes: [
+          { field: "spec.provider", message: 'Unsupported value: "openstack"' },
+          { field: "<nil>", message: 'Invalid value: "null": some validation rules were not checked' },
+        ],
+      },
+    }),
+    {
+      message:
+        'The ProviderConfig "q" is invalid: spec.provider: Unsupported value: "openstack"; <nil>: Invalid value: null: some validation rules were not checked',
+      causes: [
+        'spec.provider: Unsupported value: "openstack"',
+        "<nil>: Invalid value: null: some validation rules were not checked",
+      ],
+    },
+  );
+  assert.deepEqual(invalidMessage({ message: "no details" }), { message: "no details" });
 });
