@@ -5,6 +5,10 @@
  * @module
  */
 import { parse, parseAllDocuments } from "yaml";
+import { HOOK_ROUTES } from "../../hooks/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { createApp } from "../../lib/http/mod.ts";
+import { createKubeClient, loadKubeConfig } from "../../lib/kube/mod.ts";
 import { operatorCrds } from "./tools.ts";
 
 /** Files the control plane wrote: kubeconfig, its CA, and a serving pair for the hook service (127.0.0.1). */
@@ -210,6 +214,22 @@ async function awaitPolicy(example: InvalidExample): Promise<void> {
 }
 
 /** Serves `fetch` over HTTPS on a free local port with the test CA's hook certificate, as the API server reaches webhooks. */
+/**
+ * The hook service (every route, admission reading this cluster with the kube client) served over TLS on a free
+ * loopback port, for webhook configurations to call.
+ */
+export function serveAdmission(): Deno.HttpServer<Deno.NetAddr> {
+  const kube = createKubeClient(loadKubeConfig({ KUBECONFIG: cluster().kubeconfig }, Deno.readTextFileSync)!);
+  const service = createApp({
+    bodyLimitBytes: 1 << 24,
+    clockOverride: false,
+    hookConfig: DEFAULT_HOOK_CONFIG,
+    routes: HOOK_ROUTES,
+    kube,
+  });
+  return serveHookTls(service.app.fetch);
+}
+
 export function serveHookTls(fetch: Deno.ServeHandler): Deno.HttpServer<Deno.NetAddr> {
   const { hookCertFile, hookKeyFile } = cluster();
   return Deno.serve({

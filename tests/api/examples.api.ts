@@ -14,23 +14,12 @@ import {
   ROOT,
   yamlFiles,
 } from "./cluster.ts";
+// One consistent set a user could apply together; the other examples reuse a name from it (the seeds show
+// alternative versions of lab-pool, harvester-prod and one IPAllocation) and are checked with a dry run.
+import { APPLIED_TOGETHER } from "../plan/helpers.ts";
 
 /** Namespaces the Team controller would create (no controller runs in this tier). */
 const TEAM_NAMESPACES = ["team-platform", "team-platform-team", "team-payments"];
-
-/**
- * One consistent set of examples a user could apply together; the others reuse a name from this set (the seeds
- * show alternative versions of lab-pool, harvester-prod and one IPAllocation) and are checked with a dry run.
- */
-const APPLIED_TOGETHER = [
-  "credentials",
-  "teams",
-  "providerconfigs",
-  "networkpools",
-  "ipam/elastic",
-  "tenantclusters",
-  "ipallocations/prod-cluster-lb.yaml",
-];
 
 function objectsOf(path: string): { kind: string; metadata: { name: string; namespace?: string } }[] {
   return parseAllDocuments(Deno.readTextFileSync(path)).map((d) => d.toJS()).filter(Boolean);

@@ -4,13 +4,9 @@
  * server stores. Plans run through the CLI exactly as users run it; the live snapshot is a real `kubectl get`.
  */
 import assert from "node:assert/strict";
-import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { LEDGER_NAME } from "../../hooks/tenantcluster/reservations.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
-import { createApp } from "../../lib/http/mod.ts";
-import { createKubeClient, loadKubeConfig } from "../../lib/kube/mod.ts";
+import { planCli } from "../plan/helpers.ts";
 import {
-  cluster,
   ensureNamespaces,
   installManifests,
   invalidExamples,
@@ -18,7 +14,7 @@ import {
   kubectlOk,
   ROOT,
   type Run,
-  serveHookTls,
+  serveAdmission,
   shippedWebhooks,
   untilRun,
 } from "./cluster.ts";
@@ -36,32 +32,9 @@ async function plan(
   args: string[],
   stdin?: string,
 ): Promise<{ code: number; stdout: string; refused: Refused[] }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-run",
-      `${ROOT}/main.ts`,
-      "plan",
-      "--now",
-      NOW,
-      ...args,
-    ],
-    cwd: ROOT,
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  const stdout = new TextDecoder().decode(out.stdout);
-  assert.ok(out.code === 0 || out.code === 1, new TextDecoder().decode(out.stderr));
+  const out = await planCli(["--now", NOW, ...args], stdin === undefined ? {} : { stdin });
+  const stdout = out.stdout;
+  assert.ok(out.code === 0 || out.code === 1, out.stderr);
   assert.match(stdout, /Schemas and CEL rules: checked with kubectl-validate\./);
   const refused = [...stdout.matchAll(/^ {2}! (\S+ \S+) {2}\(.+\)\n {6}refused by ([^:]+): (.+)$/gm)]
     .map(([, name, by, message]) => ({ name: name!, by: by!, message: message! }));
@@ -84,20 +57,16 @@ function causesOf(stdout: string): string[] {
   return [...stdout.matchAll(/^ {8}\* (.+)$/gm)].map((m) => m[1]!);
 }
 
+/** `kubectl apply` of a file as a GitOps sync does it (server-side, taking the fields over), as a dry run. */
+const applyDryRun = (file: string) =>
+  kubectl(["apply", "--server-side", "--force-conflicts", "--dry-run=server", "-f", file]);
+
 const create = (yaml: string, dryRun = false) =>
   kubectl(["create", ...(dryRun ? ["--dry-run=server"] : []), "-f", "-"], { stdin: yaml });
 
 Deno.test("plan and a real API server agree", async (t) => {
   await installManifests();
-  const kube = createKubeClient(loadKubeConfig({ KUBECONFIG: cluster().kubeconfig }, Deno.readTextFileSync)!);
-  const service = createApp({
-    bodyLimitBytes: 1 << 24,
-    clockOverride: false,
-    hookConfig: DEFAULT_HOOK_CONFIG,
-    routes: HOOK_ROUTES,
-    kube,
-  });
-  const server = serveHookTls(service.app.fetch);
+  const server = serveAdmission();
   try {
     await kubectlOk(["apply", "--server-side", "-f", "-"], {
       stdin: JSON.stringify(await shippedWebhooks(`https://127.0.0.1:${server.addr.port}`)),
@@ -201,14 +170,7 @@ spec: { providerConfigRef: { name: aws-us-east, namespace: butler-system } }
           assert.ok(refusal, p.stdout);
           assert.equal(refusal.by, "ValidatingAdmissionPolicy butler-tenantcluster-identity");
           agrees(
-            await kubectl([
-              "apply",
-              "--server-side",
-              "--force-conflicts",
-              "--dry-run=server",
-              "-f",
-              `${dir}/desired.yaml`,
-            ]),
+            await applyDryRun(`${dir}/desired.yaml`),
             refusal,
           );
           const annotated = tc(
@@ -219,14 +181,7 @@ spec: { providerConfigRef: { name: aws-us-east, namespace: butler-system } }
           Deno.writeTextFileSync(`${dir}/desired.yaml`, [provider, team, annotated].join("\n---\n"));
           const ok = await plan(["--live", `${dir}/live.yaml`, `${dir}/desired.yaml`]);
           assert.deepEqual(ok.refused, []);
-          const r = await kubectl([
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--dry-run=server",
-            "-f",
-            `${dir}/desired.yaml`,
-          ]);
+          const r = await applyDryRun(`${dir}/desired.yaml`);
           assert.equal(r.code, 0, r.stderr);
         } finally {
           Deno.removeSync(dir, { recursive: true });

@@ -8,19 +8,14 @@
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
-import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
-import { createApp } from "../../lib/http/mod.ts";
-import { createKubeClient, loadKubeConfig } from "../../lib/kube/mod.ts";
 import { encodeRecord, uidToken } from "../../lib/pool_ledger/mod.ts";
 import {
   applyObject,
-  cluster,
   installManifests,
   kubectl,
   kubectlOk,
   ROOT,
-  serveHookTls,
+  serveAdmission,
   shippedWebhooks,
   untilRun,
 } from "./cluster.ts";
@@ -61,15 +56,7 @@ function allowed(r: { code: number; stderr: string }): void {
 
 Deno.test("admission webhooks on a real API server", async (t) => {
   await installManifests();
-  const kube = createKubeClient(loadKubeConfig({ KUBECONFIG: cluster().kubeconfig }, Deno.readTextFileSync)!);
-  const service = createApp({
-    bodyLimitBytes: 1 << 24,
-    clockOverride: false,
-    hookConfig: DEFAULT_HOOK_CONFIG,
-    routes: HOOK_ROUTES,
-    kube,
-  });
-  let server: Deno.HttpServer<Deno.NetAddr> | undefined = serveHookTls(service.app.fetch);
+  let server: Deno.HttpServer<Deno.NetAddr> | undefined = serveAdmission();
   const base = `https://127.0.0.1:${server.addr.port}`;
   try {
     for (const [ns, team] of [[NS, "webhooks"], [OTHER_NS, "webhooks-data"]]) {

@@ -1,36 +1,12 @@
 import assert from "node:assert/strict";
-import { NOW, ROOT } from "./helpers.ts";
+import { type CliRun, NOW, planCli, ROOT } from "./helpers.ts";
 
-/** Runs `main.ts plan` as a user does (no kubectl-validate, so the run is the same on every machine). */
-async function cli(
-  args: string[],
-  stdin?: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-run",
-      `${ROOT}main.ts`,
-      "plan",
-      ...args,
-    ],
-    cwd: ROOT,
+/** The command without kubectl-validate, so that the run is the same on every machine. */
+function cli(args: string[], stdin?: string): Promise<CliRun> {
+  return planCli(args, {
     env: { KUBECTL_VALIDATE: "/nonexistent/kubectl-validate", NO_COLOR: "1" },
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  const d = new TextDecoder();
-  return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
+    ...(stdin === undefined ? {} : { stdin }),
+  });
 }
 
 Deno.test("main.ts plan", async (t) => {
