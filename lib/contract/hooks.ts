@@ -89,7 +89,8 @@ export const CustomizeRequest = z.looseObject({
 /** A customize hook request. */
 export type CustomizeRequest = z.infer<typeof CustomizeRequest>;
 
-const LabelSelector = z.strictObject({
+/** A Kubernetes label selector (`matchLabels` and `matchExpressions`), as related rules and webhooks carry it. */
+export const LabelSelector = z.strictObject({
   matchLabels: z.record(z.string(), z.string()).optional(),
   matchExpressions: z.array(z.strictObject({
     key: z.string(),
@@ -97,6 +98,9 @@ const LabelSelector = z.strictObject({
     values: z.array(z.string()).optional(),
   })).optional(),
 });
+
+/** A Kubernetes label selector. */
+export type LabelSelector = z.infer<typeof LabelSelector>;
 
 /** One related-resource rule, with Metacontroller's own combination rules enforced. */
 export const RelatedResourceRule = z.strictObject({

@@ -1,4 +1,5 @@
-import { type LabelSelector, matchesSelector } from "./api.ts";
+import type { LabelSelector } from "../contract/mod.ts";
+import { matchesSelector } from "./api.ts";
 import type { HookCall } from "./metacontroller.ts";
 import { groupOf, type ResourceType } from "./resources.ts";
 import { type Obj, planUid } from "./store.ts";

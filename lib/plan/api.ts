@@ -1,15 +1,6 @@
+import type { LabelSelector } from "../contract/mod.ts";
 import type { KubeClient } from "../kube/mod.ts";
 import type { Obj, Store } from "./store.ts";
-
-/** A Kubernetes label selector (`matchLabels` and `matchExpressions`). */
-export interface LabelSelector {
-  readonly matchLabels?: Readonly<Record<string, string>>;
-  readonly matchExpressions?: readonly {
-    readonly key: string;
-    readonly operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
-    readonly values?: readonly string[];
-  }[];
-}
 
 /**
  * Whether labels match a selector, as the API server decides it (an empty selector matches everything).

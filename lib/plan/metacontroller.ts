@@ -1,5 +1,5 @@
-import { objectKey } from "../contract/mod.ts";
-import { type LabelSelector, matchesSelector } from "./api.ts";
+import { objectKey, type RelatedResourceRule } from "../contract/mod.ts";
+import { matchesSelector } from "./api.ts";
 import { groupOf, type ResourceType } from "./resources.ts";
 import { describe, type Obj, objectId, type Store } from "./store.ts";
 
@@ -98,17 +98,7 @@ function typeOfRule(store: Store, rule: { apiVersion: string; resource: string }
 }
 
 /** The objects one related rule of a customize answer selects (Metacontroller's `customize/manager.go`). */
-function selectRelated(
-  store: Store,
-  rule: {
-    resource: string;
-    apiVersion: string;
-    namespace?: string;
-    names?: string[];
-    labelSelector?: LabelSelector;
-    namespaceSelector?: LabelSelector;
-  },
-): Obj[] {
+function selectRelated(store: Store, rule: RelatedResourceRule): Obj[] {
   const type = typeOfRule(store, rule);
   const inNamespace = store.list(type).filter((o) =>
     rule.namespace === undefined || o.metadata.namespace === rule.namespace

@@ -1,7 +1,7 @@
 /**
  * `plan`: what the controllers and admission will do with a folder of manifests, offline. An in-memory API
  * server ({@linkcode Store}) and Metacontroller's way of applying hook answers ({@linkcode reconcile}) drive the
- * real hooks and webhooks until a fixed point ({@linkcode runPlan}); {@linkcode renderPlan} prints it.
+ * real hooks and webhooks until a fixed point ({@linkcode runPlan}); {@linkcode renderText} prints it.
  *
  * @module
  */

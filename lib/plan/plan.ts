@@ -185,7 +185,10 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
       if (type.namespaced) object.metadata.namespace ??= options.defaultNamespace ?? "default";
       else delete object.metadata.namespace;
       const named = { ...base, id: objectId(object), name: describe(object) };
-      if (type.namespaced && !store.get(namespaceType, undefined, object.metadata.namespace!)) {
+      const namespace = type.namespaced
+        ? store.get(namespaceType, undefined, object.metadata.namespace!)
+        : undefined;
+      if (type.namespaced && !namespace) {
         waiting.push({ ...item, object });
         continue;
       }
@@ -197,9 +200,6 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
       const existing = store.find(object);
       const next: Obj = existing ? applied(existing, object) : object;
       const op = existing ? "UPDATE" : "CREATE";
-      const namespace = type.namespaced
-        ? store.get(namespaceType, undefined, object.metadata.namespace!)
-        : undefined;
       const refusal = await admit(
         options.policies,
         webhooks,
@@ -237,15 +237,18 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     pending = waiting;
   }
 
+  const stored = store.all();
+  const present = new Set(stored.map(objectId));
+  const named = new Set(outcomes.map((o) => o.id));
   return {
     now: options.now,
     outcomes,
-    failures: [...failures.values()].filter((f) => store.all().some((o) => objectId(o) === f.id))
+    failures: [...failures.values()].filter((f) => present.has(f.id))
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
     converged,
     rounds,
     // The namespaces every cluster and the install have are not the plan's to show, unless the input names them.
-    objects: store.all().filter((o) => !added.has(objectId(o)) || outcomes.some((x) => x.id === objectId(o))),
+    objects: stored.filter((o) => !added.has(objectId(o)) || named.has(objectId(o))),
     live,
     schemaChecked: options.schema !== undefined,
   };
