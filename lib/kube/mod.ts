@@ -1,9 +1,10 @@
 /**
  * Reading the Kubernetes API: a small client with timeouts, retries and typed errors, and where the API is
- * (in-cluster ServiceAccount or kubeconfig). Only admission uses it; hooks never do.
+ * (in-cluster ServiceAccount or kubeconfig). Admission and the reporter use it; hooks never do.
  *
  * @module
  */
+export * from "./chunks.ts";
 export * from "./client.ts";
 export * from "./config.ts";
 export * from "./events.ts";

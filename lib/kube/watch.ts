@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { chunkReader } from "./chunks.ts";
 import { type FullKubeClient, KubeApiError } from "./client.ts";
 
 /** How a watch is doing. */
@@ -207,13 +208,14 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
       );
       lastContact = clock();
       setHealth({ state: "watching" });
-      // A TextDecoder rather than a TextDecoderStream: one watch per tenant, and each piped stream costs memory.
-      const reader = res.body!.getReader();
+      // A TextDecoder rather than a TextDecoderStream, and a small buffer of our own: one watch per tenant
+      // waits on a read all the time, and each piped stream or default read buffer costs memory.
+      const reader = chunkReader(res.body!);
       const decoder = new TextDecoder();
       let buffer = "";
       for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
+        const value = await reader.read();
+        if (!value) return;
         rearm();
         lastContact = clock();
         buffer += decoder.decode(value, { stream: true });
