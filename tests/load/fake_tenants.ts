@@ -1,7 +1,8 @@
 /**
  * Many fake tenant API servers in one process, for the reporter load test: `/t/<i>/api/v1/services` lists
  * `--services` LoadBalancer Services (half with an address) and watches them (a bookmark every 20 s, the watch
- * ended at its `timeoutSeconds`). Plain HTTP on loopback; prints the port.
+ * ended at its `timeoutSeconds`). Plain HTTP on loopback, or HTTPS with `--cert=FILE --key=FILE` (as real tenant
+ * API servers, which then negotiate HTTP/2); prints the port.
  *
  * @module
  */
@@ -9,6 +10,11 @@ import { numberFlag } from "./cli.ts";
 const flag = (name: string, fallback: number) => numberFlag(Deno.args, name, fallback);
 const perTenant = flag("services", 20);
 const rv = 1000;
+const file = (name: string) => Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const [certFile, keyFile] = [file("cert"), file("key")];
+const tls = certFile && keyFile
+  ? { cert: Deno.readTextFileSync(certFile), key: Deno.readTextFileSync(keyFile) }
+  : {};
 
 function services(tenant: number) {
   return Array.from({ length: perTenant }, (_, i) => ({
@@ -34,7 +40,7 @@ function services(tenant: number) {
 }
 
 const server = Deno.serve(
-  { hostname: "127.0.0.1", port: 0, onListen: ({ port }) => console.log(port) },
+  { hostname: "127.0.0.1", port: 0, onListen: ({ port }) => console.log(port), ...tls },
   (req) => {
     const url = new URL(req.url);
     const m = url.pathname.match(/^\/t\/(\d+)\/api\/v1\/services$/);
