@@ -29,6 +29,7 @@ export const DEFAULT_CHUNK_BYTES = 4096;
  * ```ts
  * const reader = chunkReader((await fetch(url)).body!);
  * const decoder = new TextDecoder();
+ * let text = "";
  * for (let chunk; (chunk = await reader.read());) text += decoder.decode(chunk, { stream: true });
  * ```
  */
