@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { discoverGoldenCases } from "../../lib/testing/mod.ts";
+import { discoverGoldenCases, runCommand } from "../../lib/testing/mod.ts";
 import { ROOT } from "./cluster.ts";
 import { luaHealthBinary } from "./tools.ts";
 
@@ -17,19 +17,9 @@ async function health(
   kind: string,
   obj: unknown,
 ): Promise<{ status: string; message?: string }> {
-  const child = new Deno.Command(bin, {
-    args: [`${DIR}/${kind}/health.lua`],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(JSON.stringify(obj)));
-  await writer.close();
-  const out = await child.output();
-  const stderr = new TextDecoder().decode(out.stderr);
-  assert.ok(out.success, `${kind}/health.lua failed: ${stderr}`);
-  return JSON.parse(new TextDecoder().decode(out.stdout));
+  const out = await runCommand(bin, [`${DIR}/${kind}/health.lua`], { stdin: JSON.stringify(obj) });
+  assert.equal(out.code, 0, `${kind}/health.lua failed: ${out.stderr}`);
+  return JSON.parse(out.stdout);
 }
 
 const kinds = [...Deno.readDirSync(DIR)].filter((e) => e.isDirectory).map((e) => e.name).sort();

@@ -9,6 +9,7 @@ import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
 import { createKubeClient, loadKubeConfig } from "../../lib/kube/mod.ts";
+import { type CommandRun, runCommand } from "../../lib/testing/mod.ts";
 import { operatorCrds } from "./tools.ts";
 
 /** Files the control plane wrote: kubeconfig, its CA, and a serving pair for the hook service (127.0.0.1). */
@@ -41,11 +42,7 @@ export function cluster(): Cluster {
 export const ROOT: string = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
 
 /** What a command printed and how it ended. */
-export interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type Run = CommandRun;
 
 /** Who kubectl acts as: the admin by default, or an impersonated user with groups. */
 export interface As {
@@ -54,28 +51,17 @@ export interface As {
 }
 
 /** Runs kubectl against the test cluster (never the user's own kubeconfig). */
-export async function kubectl(
+export function kubectl(
   args: readonly string[],
   options: { stdin?: string; as?: As } = {},
 ): Promise<Run> {
   const as = options.as
     ? [`--as=${options.as.user}`, ...(options.as.groups ?? []).map((g) => `--as-group=${g}`)]
     : [];
-  const child = new Deno.Command("kubectl", {
-    args: [`--kubeconfig=${cluster().kubeconfig}`, ...as, ...args],
+  return runCommand("kubectl", [`--kubeconfig=${cluster().kubeconfig}`, ...as, ...args], {
     cwd: ROOT,
-    stdin: options.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (options.stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(options.stdin));
-    await writer.close();
-  }
-  const out = await child.output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+    ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
+  });
 }
 
 /** kubectl that must succeed; returns stdout. */
@@ -124,29 +110,21 @@ export async function kubectlValidate(paths: readonly string[]): Promise<Run> {
   if (!bin) {
     throw new Error("KUBECTL_VALIDATE is not set: run the real API server tier with `deno task test:api`");
   }
-  const out = await new Deno.Command(bin, {
-    args: [
-      ...paths,
-      "--local-crds",
-      `${ROOT}/manifests/crds`,
-      "--local-crds",
-      `${ROOT}/tests/api/crds`,
-      "--local-crds",
-      await operatorCrds("cert-manager"),
-      "--local-crds",
-      await operatorCrds("prometheus-operator"),
-      "--version",
-      "1.30",
-      "--output",
-      "json",
-    ],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  return runCommand(bin, [
+    ...paths,
+    "--local-crds",
+    `${ROOT}/manifests/crds`,
+    "--local-crds",
+    `${ROOT}/tests/api/crds`,
+    "--local-crds",
+    await operatorCrds("cert-manager"),
+    "--local-crds",
+    await operatorCrds("prometheus-operator"),
+    "--version",
+    "1.30",
+    "--output",
+    "json",
+  ], { cwd: ROOT, env: { NO_COLOR: "1" } });
 }
 
 /** Every YAML file below a directory, sorted. */

@@ -8,6 +8,7 @@ import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { CAPACITY_EVENTS } from "../../hooks/networkpool/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
+import { runCommand } from "../../lib/testing/mod.ts";
 import { ROOT } from "./cluster.ts";
 import { promqlBinary } from "./tools.ts";
 
@@ -39,13 +40,9 @@ async function exposedNames(): Promise<Set<string>> {
 Deno.test("PrometheusRule: expressions parse and read metrics the service exposes", async () => {
   assert.ok(rules.length >= 7, `${rules.length} rules`);
   const bin = await promqlBinary();
-  const child = new Deno.Command(bin, { stdin: "piped", stdout: "piped", stderr: "piped" }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(JSON.stringify(rules.map((r) => r.expr))));
-  await writer.close();
-  const out = await child.output();
-  assert.ok(out.success, new TextDecoder().decode(out.stderr));
-  const parsed = JSON.parse(new TextDecoder().decode(out.stdout)) as { error?: string; metrics: string[] }[];
+  const out = await runCommand(bin, [], { stdin: JSON.stringify(rules.map((r) => r.expr)) });
+  assert.equal(out.code, 0, out.stderr);
+  const parsed = JSON.parse(out.stdout) as { error?: string; metrics: string[] }[];
   const exposed = await exposedNames();
   rules.forEach((r, i) => {
     assert.equal(parsed[i]!.error, undefined, `${r.alert}: ${parsed[i]!.error}`);

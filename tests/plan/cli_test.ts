@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { type CliRun, NOW, planCli, ROOT } from "./helpers.ts";
+import type { CommandRun } from "../../lib/testing/mod.ts";
+import { NOW, planCli, ROOT } from "./helpers.ts";
 
 /** The command without kubectl-validate, so that the run is the same on every machine. */
-function cli(args: string[], stdin?: string): Promise<CliRun> {
+function cli(args: string[], stdin?: string): Promise<CommandRun> {
   return planCli(args, {
     env: { KUBECTL_VALIDATE: "/nonexistent/kubectl-validate", NO_COLOR: "1" },
     ...(stdin === undefined ? {} : { stdin }),

@@ -11,6 +11,7 @@ import {
   runPlan,
   type SourcedObject,
 } from "../../lib/plan/mod.ts";
+import { type CommandRun, runCommand } from "../../lib/testing/mod.ts";
 
 /** The project directory, ending in `/`. */
 export const ROOT = new URL("../../", import.meta.url).pathname;
@@ -69,41 +70,19 @@ export function outcomeOf(result: PlanResult, name: string): Outcome {
   return o;
 }
 
-/** What a run of the command printed and returned. */
-export interface CliRun {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** Runs `main.ts plan` as a user does, in the project directory, with `stdin` piped when given. */
-export async function planCli(
+export function planCli(
   args: readonly string[],
   options: { stdin?: string; env?: Record<string, string> } = {},
-): Promise<CliRun> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-run",
-      `${ROOT}main.ts`,
-      "plan",
-      ...args,
-    ],
-    cwd: ROOT,
-    ...(options.env ? { env: options.env } : {}),
-    stdin: options.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (options.stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(options.stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  const d = new TextDecoder();
-  return { code: out.code, stdout: d.decode(out.stdout), stderr: d.decode(out.stderr) };
+): Promise<CommandRun> {
+  return runCommand(Deno.execPath(), [
+    "run",
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    "--allow-run",
+    `${ROOT}main.ts`,
+    "plan",
+    ...args,
+  ], { cwd: ROOT, ...options });
 }
