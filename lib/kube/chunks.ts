@@ -21,6 +21,15 @@ export interface ChunkReader {
 /** The buffer size of {@linkcode chunkReader} when none is given (bytes). */
 export const DEFAULT_CHUNK_BYTES = 4096;
 
+function byobReader(body: ReadableStream<Uint8Array>): ReadableStreamBYOBReader | undefined {
+  try {
+    return body.getReader({ mode: "byob" });
+  } catch {
+    // Not a byte stream (a Response built from a plain stream): its chunks are already allocated.
+    return undefined;
+  }
+}
+
 /**
  * A reader of `body` that reads into one reused buffer of `size` bytes when the stream allows it (a byte
  * stream, as every fetch body is), or reads the stream's own chunks when it does not.
@@ -34,12 +43,7 @@ export const DEFAULT_CHUNK_BYTES = 4096;
  * ```
  */
 export function chunkReader(body: ReadableStream<Uint8Array>, size = DEFAULT_CHUNK_BYTES): ChunkReader {
-  let byob: ReadableStreamBYOBReader | undefined;
-  try {
-    byob = body.getReader({ mode: "byob" });
-  } catch {
-    // Not a byte stream (a Response built from a plain stream): its chunks are already allocated.
-  }
+  const byob = byobReader(body);
   if (!byob) {
     const reader = body.getReader();
     return {
@@ -47,16 +51,15 @@ export function chunkReader(body: ReadableStream<Uint8Array>, size = DEFAULT_CHU
       cancel: () => reader.cancel(),
     };
   }
-  const own = byob;
   let buffer = new ArrayBuffer(size);
   return {
     async read() {
-      const { done, value } = await own.read(new Uint8Array(buffer));
+      const { done, value } = await byob.read(new Uint8Array(buffer));
       if (done || !value) return undefined;
       // The read transfers the buffer: the next read goes into the one it came back in.
       buffer = value.buffer as ArrayBuffer;
       return value;
     },
-    cancel: () => own.cancel(),
+    cancel: () => byob.cancel(),
   };
 }

@@ -1,13 +1,17 @@
 /**
- * What the load scripts share: numeric `--name=value` flags, and running the script inside a test control plane
+ * What the load scripts share: `--name=value` flags, and running the script inside a test control plane
  * when none is given.
  *
  * @module
  */
+/** The text given as `--name=value` among `args`, else `undefined`. */
+export function stringFlag(args: readonly string[], name: string): string | undefined {
+  return args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
 /** The number given as `--name=value` among `args`, else `fallback`. */
 export function numberFlag(args: readonly string[], name: string, fallback: number): number {
-  const hit = args.find((a) => a.startsWith(`--${name}=`));
-  return Number(hit ? hit.slice(name.length + 3) : fallback);
+  return Number(stringFlag(args, name) ?? fallback);
 }
 
 /**

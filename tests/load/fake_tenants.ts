@@ -6,12 +6,11 @@
  *
  * @module
  */
-import { numberFlag } from "./cli.ts";
+import { numberFlag, stringFlag } from "./cli.ts";
 const flag = (name: string, fallback: number) => numberFlag(Deno.args, name, fallback);
 const perTenant = flag("services", 20);
 const rv = 1000;
-const file = (name: string) => Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const [certFile, keyFile] = [file("cert"), file("key")];
+const [certFile, keyFile] = [stringFlag(Deno.args, "cert"), stringFlag(Deno.args, "key")];
 const tls = certFile && keyFile
   ? { cert: Deno.readTextFileSync(certFile), key: Deno.readTextFileSync(keyFile) }
   : {};

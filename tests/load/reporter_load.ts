@@ -115,11 +115,11 @@ async function metrics(): Promise<Map<string, number>> {
   }
   return out;
 }
-const writes = (m: Map<string, number>) =>
-  [...m].filter(([k]) => k.startsWith("butler_reporter_inventory_writes_total")).reduce(
-    (n, [, v]) => n + v,
-    0,
-  );
+const WRITES = "butler_reporter_inventory_writes_total";
+/** The inventory writes so far by their labels (`{part,reason}`). */
+const writesByLabels = (m: Map<string, number>) =>
+  [...m].filter(([k]) => k.startsWith(WRITES)).map(([k, v]) => [k.slice(WRITES.length), v] as const);
+const writes = (m: Map<string, number>) => writesByLabels(m).reduce((n, [, v]) => n + v, 0);
 const proc = () => {
   const status = Deno.readTextFileSync(`/proc/${reporter.pid}/status`);
   const rss = Number(status.match(/VmRSS:\s+(\d+)/)![1]) / 1024;
@@ -157,14 +157,14 @@ while (performance.now() - before.at < seconds * 1000) {
   peak = Math.max(peak, p.rss);
   samples.push(p.rss);
 }
-const after = { ...proc(), writes: writes(await metrics()), at: performance.now() };
-const minutes = (after.at - before.at) / 60_000;
 const m = await metrics();
+const after = { ...proc(), writes: writes(m), at: performance.now() };
+const minutes = (after.at - before.at) / 60_000;
 // The writes of the window by part and reason: at rest they must all be heartbeats.
-const byReason = [...m].filter(([k]) => k.startsWith("butler_reporter_inventory_writes_total")).map((
-  [k, v],
-) => [k.replace("butler_reporter_inventory_writes_total", ""), v - (beforeMetrics.get(k) ?? 0)] as const)
+const beforeByLabels = new Map(writesByLabels(beforeMetrics));
+const byReason = writesByLabels(m).map(([k, v]) => [k, v - (beforeByLabels.get(k) ?? 0)] as const)
   .filter(([, n]) => n > 0).map(([k, n]) => `${k}=${n}`).join(" ");
+const median = samples.sort((a, b) => a - b)[samples.length >> 1]!;
 // Each tenant's heartbeat period is its own in 36-45 s, and a beat waits for the worker's next 5 s tick: one
 // beat every 36-50 s. In a window of W seconds a tenant beats between floor(W/50) and ceil(W/36) times.
 const windowSeconds = minutes * 60;
@@ -176,13 +176,13 @@ console.log(JSON.stringify(
     windowSeconds: Math.round(windowSeconds),
     rssMiB: {
       afterStartup: Math.round(startupRss),
-      median: Math.round(samples.sort((a, b) => a - b)[samples.length >> 1]!),
+      median: Math.round(median),
       peak: Math.round(peak),
       // Against afterStartup: growth over the window would show here.
       atEnd: Math.round(after.rss),
     },
-    rssPerTenantKiB: Math.round((samples[samples.length >> 1]! * 1024) / tenants),
-    cpuPercentOfOneCore: Number((((after.cpuSeconds - before.cpuSeconds) / (minutes * 60)) * 100).toFixed(1)),
+    rssPerTenantKiB: Math.round((median * 1024) / tenants),
+    cpuPercentOfOneCore: Number((((after.cpuSeconds - before.cpuSeconds) / windowSeconds) * 100).toFixed(1)),
     inventoryWritesPerMinute: Math.round((after.writes - before.writes) / minutes),
     heartbeatsPerMinuteRange: [
       Math.round((tenants * Math.floor(windowSeconds / 50)) / minutes),
