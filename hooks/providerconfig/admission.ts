@@ -6,12 +6,47 @@ import {
 } from "../../lib/contract/mod.ts";
 import type { ReadPlan, Reads } from "../../lib/http/mod.ts";
 import { clustersReferencing, deletionBlockedMessage } from "./sync.ts";
+import { providerKey, recordedProviderRef, resolveProviderRef, teamNameOf } from "../../lib/api/mod.ts";
 
-/** A ProviderConfig delete needs every TenantCluster (any namespace may reference a butler-system provider). */
+/**
+ * A ProviderConfig delete needs every TenantCluster (any namespace may reference a butler-system provider), and
+ * to resolve the clusters that name none as the controller does, every Team (their default) and every
+ * ProviderConfig (where that default is found).
+ */
 export function providerConfigAdmissionReads(review: AdmissionReviewRequest): ReadPlan {
   return review.request.operation === "DELETE"
-    ? { tenantClusters: { path: butlerPath("tenantclusters"), list: true } }
+    ? {
+      tenantClusters: { path: butlerPath("tenantclusters"), list: true },
+      teams: { path: butlerPath("teams"), list: true },
+      providerConfigs: { path: butlerPath("providerconfigs"), list: true },
+    }
     : {};
+}
+
+/**
+ * The TenantClusters read, each with the provider it uses resolved exactly as the controller does (its own
+ * reference, else its Team's default in the team namespace or butler-system): a cluster that relies on the
+ * default holds the ProviderConfig too, before its first sync has recorded which one it uses.
+ */
+function resolvedClusters(reads: Reads): [string, unknown][] {
+  const teams = new Map(keyedItems(reads.teams));
+  const existing = new Set(keyedItems(reads.providerConfigs).map(([key]) => key));
+  return keyedItems(reads.tenantClusters).map(([key, tc]) => {
+    const c = tc as { metadata?: { namespace?: string }; spec?: unknown; status?: unknown };
+    const namespace = c.metadata?.namespace ?? "";
+    const team = teamNameOf(namespace, c.spec);
+    const defaultName =
+      (teams.get(team ?? "") as { spec?: { providerConfigRef?: { name?: string } } } | undefined)
+        ?.spec?.providerConfigRef?.name;
+    const choice = resolveProviderRef(
+      namespace,
+      c.spec,
+      { team, defaultName },
+      (ref) => existing.has(providerKey(ref)),
+      recordedProviderRef(c.status),
+    );
+    return [key, choice ? { spec: { providerConfigRef: choice.ref } } : tc];
+  });
 }
 
 /**
@@ -31,7 +66,7 @@ export function admitProviderConfig(
   const r = review.request;
   if (r.operation !== "DELETE") return { allowed: true };
   const name = r.name ?? "";
-  const blocking = clustersReferencing({ name, namespace: r.namespace }, keyedItems(reads.tenantClusters));
+  const blocking = clustersReferencing({ name, namespace: r.namespace }, resolvedClusters(reads));
   if (!blocking.length) return { allowed: true };
   const message = deletionBlockedMessage(name, blocking);
   return deletionInUse(message);

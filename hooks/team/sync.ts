@@ -14,8 +14,15 @@ import {
 import type { HookContext } from "../../lib/hook/mod.ts";
 import { effectiveAccess, type SubjectAccess } from "./access.ts";
 import { CHILD_TYPES, desiredChildren } from "./rbac.ts";
-import { ObservedCluster, teamNamespace, TeamSpec } from "../../lib/api/mod.ts";
-import { computeUsage } from "./usage.ts";
+import {
+  limitProblems,
+  ObservedCluster,
+  ProviderLimitsView,
+  teamNamespace,
+  teamProviderNamespaces,
+  TeamSpec,
+} from "../../lib/api/mod.ts";
+import { computeUsage, type TeamProvider } from "./usage.ts";
 
 /**
  * Whether every TenantCluster of the team names an environment the team defines. Until admission refuses removing
@@ -47,15 +54,35 @@ export function environmentsCondition(spec: TeamSpec, clusters: readonly Observe
     };
 }
 
-/** The Team customize hook: the TenantClusters in the team namespace. */
+/**
+ * The Team customize hook: the TenantClusters in the team namespace, and the ProviderConfigs its clusters may
+ * resolve to through its default (the team namespace and butler-system), for their per-team limits.
+ */
 export function customizeTeam(request: CustomizeRequest): CustomizeResponse {
+  const ns = teamNamespace(request.parent.metadata.name);
   return {
-    relatedResources: [{
-      apiVersion: API_VERSION,
-      resource: "tenantclusters",
-      namespace: teamNamespace(request.parent.metadata.name),
-    }],
+    relatedResources: [
+      { apiVersion: API_VERSION, resource: "tenantclusters", namespace: ns },
+      ...teamProviderNamespaces(ns).map((namespace) => ({
+        apiVersion: API_VERSION,
+        resource: "providerconfigs",
+        namespace,
+      })),
+    ],
   };
+}
+
+/** The ProviderConfigs the Team was given, with their per-team limits. */
+function teamProviders(request: CompositeRequest): TeamProvider[] {
+  return readGroup(request.related, KINDS.ProviderConfig, ProviderLimitsView).flatMap((e) =>
+    e.ok
+      ? [{
+        key: e.key,
+        maxClustersPerTeam: e.value.spec?.limits?.maxClustersPerTeam,
+        maxNodesPerTeam: e.value.spec?.limits?.maxNodesPerTeam,
+      }]
+      : []
+  );
 }
 
 const ALL_CHILD_TYPES = Object.values(CHILD_TYPES);
@@ -134,7 +161,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
     : [];
 
   if (problems.length || !parsed.success || !access?.ok) {
-    const usage = parsed.success ? computeUsage(parsed.data, clusters) : undefined;
+    const usage = parsed.success ? computeUsage(parsed.data, clusters, teamProviders(request)) : undefined;
     return {
       status: {
         phase: "Failed",
@@ -175,7 +202,8 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
   );
   const users = subjects.filter((s) => s.kind === "User").length;
   const groups = subjects.length - users;
-  const usage = computeUsage(spec, clusters);
+  const usage = computeUsage(spec, clusters, teamProviders(request));
+  const unreadable = limitProblems(spec);
   const ready = namespaceObserved && missingRbac.length === 0;
 
   const inputs: ConditionInput[] = [
@@ -205,10 +233,26 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
         reason: "Pending",
         message: `waiting for ${missingRbac.length} RBAC object(s)`,
       },
-    ready
+    unreadable.length
+      ? {
+        type: "Ready",
+        status: "False",
+        reason: "InvalidLimits",
+        message: `${
+          unreadable.join("; ")
+        }; these limits cannot be enforced, so admission refuses what they guard until a platform admin fixes them`,
+      }
+      : ready
       ? { type: "Ready", status: "True", reason: "Ready", message: "namespace and RBAC are in place" }
       : { type: "Ready", status: "False", reason: "Pending", message: "waiting for namespace and RBAC" },
-    usage.quotaStatus === "Exceeded"
+    unreadable.length
+      ? {
+        type: "QuotaExceeded",
+        status: "Unknown",
+        reason: "InvalidLimits",
+        message: `cannot judge ${unreadable.join("; ")}; ${usage.quotaMessage}`,
+      }
+      : usage.quotaStatus === "Exceeded"
       ? { type: "QuotaExceeded", status: "True", reason: "QuotaExceeded", message: usage.quotaMessage }
       : { type: "QuotaExceeded", status: "False", reason: "WithinLimits", message: usage.quotaMessage },
     environmentsCondition(spec, clusters),
@@ -216,7 +260,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
 
   return {
     status: {
-      phase: ready ? "Ready" : "Pending",
+      phase: unreadable.length ? "Failed" : ready ? "Ready" : "Pending",
       observedGeneration: team.metadata.generation,
       namespace: ns,
       clusterCount: usage.clusterCount,

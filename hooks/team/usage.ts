@@ -4,13 +4,20 @@ import {
   add,
   formatQuantity,
   fromCount,
+  limitOf,
   percentOf,
-  positiveLimit,
   type Quantity,
   ZERO,
 } from "../../lib/quantity/mod.ts";
-import { resolveTeamShape } from "../../lib/shape/mod.ts";
-import type { ObservedCluster, TeamSpec } from "../../lib/api/mod.ts";
+import { recordedShape, resolveTeamShape } from "../../lib/shape/mod.ts";
+import {
+  type ObservedCluster,
+  providerKey,
+  recordedProviderRef,
+  resolveProviderRef,
+  teamNameOf,
+  type TeamSpec,
+} from "../../lib/api/mod.ts";
 
 /** Above this percentage of a limit, quota status is Warning. */
 export const WARNING_PERCENT = 80;
@@ -73,12 +80,26 @@ export interface Usage {
   environments: EnvironmentUsage[];
 }
 
+/** A ProviderConfig the Team can see (its namespace or butler-system), with its per-team limits. */
+export interface TeamProvider {
+  /** `namespace/name`. */
+  readonly key: string;
+  readonly maxClustersPerTeam?: number | undefined;
+  readonly maxNodesPerTeam?: number | undefined;
+}
+
 /**
  * Usage from the TenantClusters' effective shapes (clusters being deleted do not count): clusters, nodes, CPU,
  * memory and storage, utilisation where a limit is set, the overall quota state and a message naming each
- * dimension near (> 80 %) or over (> 100 %) its limit. The same per environment, with per-owner counts.
+ * dimension near (> 80 %) or over (> 100 %) its limit. The same per environment, with per-owner counts, and per
+ * ProviderConfig with per-team limits (each cluster on the provider it resolves to: its own, the Team default it
+ * was given, or the Team's default). A limit of 0 is a limit.
  */
-export function computeUsage(spec: TeamSpec, observed: readonly ObservedCluster[]): Usage {
+export function computeUsage(
+  spec: TeamSpec,
+  observed: readonly ObservedCluster[],
+  providers: readonly TeamProvider[] = [],
+): Usage {
   const clusters = observed.filter((c) => !c.metadata.deletionTimestamp);
   let nodes = 0;
   let cpu = ZERO;
@@ -86,11 +107,13 @@ export function computeUsage(spec: TeamSpec, observed: readonly ObservedCluster[
   let storage = { ...ZERO, binary: true };
   const verdicts: Verdict[] = [];
   const limits = spec.resourceLimits;
-  const perCluster = limits?.maxNodesPerCluster ? fromCount(limits.maxNodesPerCluster) : undefined;
+  const perCluster = limits?.maxNodesPerCluster !== undefined
+    ? fromCount(limits.maxNodesPerCluster)
+    : undefined;
   const problems: string[] = [];
   for (const c of clusters) {
     const envName = c.metadata.labels?.[LABELS.environment];
-    const r = resolveTeamShape(c.spec ?? {}, envName, spec);
+    const r = resolveTeamShape(c.spec ?? {}, envName, spec, recordedShape(c.status));
     nodes += r.shape.workerCount.value;
     if (r.totals) {
       cpu = add(cpu, r.totals.cpu);
@@ -114,17 +137,17 @@ export function computeUsage(spec: TeamSpec, observed: readonly ObservedCluster[
       key: "cluster",
       label: "clusters",
       used: fromCount(clusters.length),
-      limit: positiveLimit(limits?.maxClusters),
+      limit: limitOf(limits?.maxClusters),
     },
     {
       key: "node",
       label: "worker nodes",
       used: fromCount(nodes),
-      limit: positiveLimit(limits?.maxTotalNodes),
+      limit: limitOf(limits?.maxTotalNodes),
     },
-    { key: "cpu", label: "CPU", used: cpu, limit: positiveLimit(limits?.maxCPUCores) },
-    { key: "memory", label: "memory", used: memory, limit: positiveLimit(limits?.maxMemory) },
-    { key: "storage", label: "storage", used: storage, limit: positiveLimit(limits?.maxStorage) },
+    { key: "cpu", label: "CPU", used: cpu, limit: limitOf(limits?.maxCPUCores) },
+    { key: "memory", label: "memory", used: memory, limit: limitOf(limits?.maxMemory) },
+    { key: "storage", label: "storage", used: storage, limit: limitOf(limits?.maxStorage) },
   ];
   verdicts.unshift(...dims.map(judge));
 
@@ -135,11 +158,11 @@ export function computeUsage(spec: TeamSpec, observed: readonly ObservedCluster[
       const o = ownerOf(c.metadata.annotations);
       if (o) owners.set(o, (owners.get(o) ?? 0) + 1);
     }
-    const envLimit = positiveLimit(e.limits?.maxClusters);
+    const envLimit = limitOf(e.limits?.maxClusters);
     verdicts.push(
       judge({ label: `clusters in environment ${e.name}`, used: fromCount(inEnv.length), limit: envLimit }),
     );
-    const perMember = positiveLimit(e.limits?.maxClustersPerMember);
+    const perMember = limitOf(e.limits?.maxClustersPerMember);
     if (perMember) {
       for (const [owner, n] of [...owners].sort()) {
         verdicts.push(
@@ -162,6 +185,7 @@ export function computeUsage(spec: TeamSpec, observed: readonly ObservedCluster[
     };
   });
 
+  verdicts.push(...providerVerdicts(spec, clusters, providers));
   const quotaStatus = worst(verdicts.map((v) => v.state));
   const notes = verdicts.flatMap((v) => (v.text ? [v.text] : []));
   const resourceUsage: Record<string, unknown> = {
@@ -184,4 +208,53 @@ export function computeUsage(spec: TeamSpec, observed: readonly ObservedCluster[
     ].join("; "),
     environments,
   };
+}
+
+/** Each ProviderConfig's per-team limits against the team's clusters on it. */
+function providerVerdicts(
+  spec: TeamSpec,
+  clusters: readonly ObservedCluster[],
+  providers: readonly TeamProvider[],
+): Verdict[] {
+  const limited = providers.filter((p) => p.maxClustersPerTeam || p.maxNodesPerTeam);
+  if (!limited.length) return [];
+  const existing = new Set(providers.map((p) => p.key));
+  const on = new Map<string, { clusters: number; nodes: number }>();
+  for (const c of clusters) {
+    const ns = c.metadata.namespace ?? "";
+    const choice = resolveProviderRef(
+      ns,
+      c.spec,
+      { team: teamNameOf(ns, c.spec), defaultName: spec.providerConfigRef?.name },
+      (ref) => existing.has(providerKey(ref)),
+      recordedProviderRef(c.status),
+    );
+    if (!choice) continue;
+    const key = providerKey(choice.ref);
+    const sum = on.get(key) ?? { clusters: 0, nodes: 0 };
+    sum.clusters++;
+    sum.nodes +=
+      resolveTeamShape(c.spec ?? {}, c.metadata.labels?.[LABELS.environment], spec, recordedShape(c.status))
+        .shape.workerCount.value;
+    on.set(key, sum);
+  }
+  return limited.flatMap((p) => {
+    const used = on.get(p.key) ?? { clusters: 0, nodes: 0 };
+    return [
+      ...(p.maxClustersPerTeam
+        ? [judge({
+          label: `clusters on ProviderConfig ${p.key}`,
+          used: fromCount(used.clusters),
+          limit: fromCount(p.maxClustersPerTeam),
+        })]
+        : []),
+      ...(p.maxNodesPerTeam
+        ? [judge({
+          label: `worker nodes on ProviderConfig ${p.key}`,
+          used: fromCount(used.nodes),
+          limit: fromCount(p.maxNodesPerTeam),
+        })]
+        : []),
+    ];
+  });
 }

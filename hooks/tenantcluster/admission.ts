@@ -18,14 +18,20 @@ import {
   usageOf,
 } from "./quota.ts";
 import { type Footprint, LEDGER_NAME, quotaLedgerObject, readQuotaLedger } from "./reservations.ts";
-import { teamNameOf } from "./sync.ts";
-import { providerRefOf } from "../../lib/api/mod.ts";
+import {
+  type ProviderChoice,
+  providerKey,
+  type ProviderRef,
+  providerRefOf,
+  recordedProviderRef,
+  resolveProviderRef,
+  teamNameOf,
+  teamProviderNamespaces,
+} from "../../lib/api/mod.ts";
+import { formatPath } from "../../lib/contract/mod.ts";
 
 const ledgerPath = (namespace: string, name?: string) =>
   `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps${name ? `/${name}` : ""}`;
-
-const sameRef = (a: ReturnType<typeof providerRefOf>, b: ReturnType<typeof providerRefOf>) =>
-  a?.name === b?.name && a?.namespace === b?.namespace;
 
 /** What quotas, environments and restrictions read of a TenantCluster: an update that leaves it alone reads nothing. */
 function quotaRelevant(o: ClusterObject | null | undefined) {
@@ -44,23 +50,46 @@ function checked(review: AdmissionReviewRequest): boolean {
     quotaRelevant(r.object as ClusterObject) !== quotaRelevant(r.oldObject as ClusterObject);
 }
 
+const TEAM_PROVIDER = "teamProvider:";
+
+/** The name of the Team's default ProviderConfig, once the Team has been read. */
+function teamDefaultName(team: unknown): string | undefined {
+  const name = (team as { spec?: { providerConfigRef?: { name?: unknown } } } | undefined)?.spec
+    ?.providerConfigRef?.name;
+  return typeof name === "string" && name ? name : undefined;
+}
+
 /**
  * What a TenantCluster review reads. A create, or an update that changes what quotas count: its Team, its
- * ProviderConfig, the TenantClusters of its namespace and the quota ledger. A delete: the ledger, to release the
- * reservation.
+ * ProviderConfig, the TenantClusters of its namespace and the quota ledger; once the Team is read, its default
+ * ProviderConfig where the controller looks for it (every cluster without its own reference uses it, so the
+ * default decides and counts like an explicit one). A delete: the ledger, to release the reservation.
  */
-export function tenantClusterAdmissionReads(review: AdmissionReviewRequest): ReadPlan {
+export function tenantClusterAdmissionReads(review: AdmissionReviewRequest, reads: Reads = {}): ReadPlan {
   const r = review.request;
   const namespace = r.namespace ?? "";
   if (r.operation === "DELETE") return { ledger: { path: ledgerPath(namespace, LEDGER_NAME) } };
   if (!checked(review)) return {};
   const team = teamNameOf(namespace, r.object?.spec);
   const ref = providerRefOf(r.object?.spec);
+  const recorded = ref ? undefined : recordedProviderRef((r.object as ClusterObject | undefined)?.status);
+  const defaultName = team ? teamDefaultName(reads.team) : undefined;
   return {
     ...(ref ? { provider: { path: butlerPath("providerconfigs", ref.namespace, ref.name) } } : {}),
+    ...(recorded
+      ? { recordedProvider: { path: butlerPath("providerconfigs", recorded.namespace, recorded.name) } }
+      : {}),
     ...(team ? { team: { path: butlerPath("teams", undefined, team) } } : {}),
     clusters: { path: butlerPath("tenantclusters", namespace), list: true },
     ledger: { path: ledgerPath(namespace, LEDGER_NAME) },
+    ...(defaultName
+      ? Object.fromEntries(
+        teamProviderNamespaces(namespace).map((ns) => [
+          `${TEAM_PROVIDER}${ns}`,
+          { path: butlerPath("providerconfigs", ns, defaultName) },
+        ]),
+      )
+      : {}),
   };
 }
 
@@ -74,27 +103,57 @@ export function tenantClusterAdmissionKey(review: AdmissionReviewRequest): strin
   return r.operation === "DELETE" || checked(review) ? `quota-ledger/${r.namespace ?? ""}` : undefined;
 }
 
-/** Upstream's team-scope rule: a team-scoped ProviderConfig may only be used by TenantClusters of its team. */
-function scopeError(
-  review: AdmissionReviewRequest,
-  pc: { spec?: { scope?: { type?: string; teamRef?: { name?: string } } } } | undefined,
-): FieldError | undefined {
-  const r = review.request;
-  const ref = providerRefOf(r.object?.spec);
-  const moved = r.operation === "CREATE" || !sameRef(ref, providerRefOf(r.oldObject?.spec));
-  if (!ref || !pc || !moved || (pc.spec?.scope?.type ?? "platform") !== "team") return undefined;
+/** The ProviderConfig object read for a choice: the named one, the recorded Team default, or the current default. */
+function providerObject(choice: ProviderChoice | undefined, reads: Reads): unknown {
+  if (!choice) return undefined;
+  if (choice.source === "explicit") return reads.provider;
+  return choice.recorded ? reads.recordedProvider : reads[`${TEAM_PROVIDER}${choice.ref.namespace}`];
+}
+
+/** A ProviderConfig as admission reads it. */
+interface ProviderObject {
+  readonly metadata?: { readonly deletionTimestamp?: string | null };
+  readonly spec?: { scope?: { type?: string; teamRef?: { name?: string } } };
+}
+
+/** How a message names the provider: by name, and as the Team's default when the cluster does not name it. */
+function providerLabel(choice: ProviderChoice, team: string): string {
+  return choice.source === "explicit"
+    ? `ProviderConfig "${choice.ref.name}"`
+    : `ProviderConfig "${choice.ref.name}" (team "${team}"'s default providerConfigRef)`;
+}
+
+/**
+ * Rules on the provider a create or a move picks, explicit or the Team's default: upstream's team scope (a
+ * team-scoped ProviderConfig only for TenantClusters of its team), and no new cluster on a ProviderConfig being
+ * deleted (it would hold the deletion on its finalizer).
+ */
+function providerErrors(
+  choice: ProviderChoice,
+  pc: ProviderObject,
+  team: string | undefined,
+): FieldError[] {
+  const errors: FieldError[] = [];
+  const path = "spec.providerConfigRef";
+  if (pc.metadata?.deletionTimestamp) {
+    errors.push({
+      rule: "providerDeleting",
+      path,
+      type: "Forbidden",
+      detail: `${providerLabel(choice, team ?? "")} is being deleted; new TenantClusters cannot use it`,
+    });
+  }
+  if ((pc.spec?.scope?.type ?? "platform") !== "team") return errors;
   const owner = pc.spec?.scope?.teamRef?.name;
-  const team = teamNameOf(r.namespace ?? "", r.object?.spec);
   const detail = !owner
     ? "provider is team-scoped but has no teamRef"
     : !team
     ? "cluster has no teamRef but provider is team-scoped"
     : owner === team
     ? undefined
-    : `ProviderConfig "${ref.name}" is scoped to team "${owner}", but TenantCluster references team "${team}"`;
-  return detail
-    ? { rule: "providerScope", path: "spec.providerConfigRef", type: "Forbidden", detail }
-    : undefined;
+    : `ProviderConfig "${choice.ref.name}" is scoped to team "${owner}", but TenantCluster references team "${team}"`;
+  if (detail) errors.push({ rule: "providerScope", path, type: "Forbidden", detail });
+  return errors;
 }
 
 const CONTENDED: AdmissionDecision = {
@@ -135,25 +194,52 @@ export function admitTenantCluster(
   if (!checked(review)) return { allowed: true };
 
   const errors: FieldError[] = [];
-  const scope = scopeError(review, reads.provider as Parameters<typeof scopeError>[1]);
-  if (scope) errors.push(scope);
-  const team = TeamSpec.safeParse((reads.team as { spec?: unknown } | undefined)?.spec);
   const teamName = teamNameOf(namespace, r.object?.spec) ?? "";
-  if (!reads.team || !team.success) return deny(errors);
+  const defaults = { team: teamName || undefined, defaultName: teamDefaultName(reads.team) };
+  const teamProvider = (ref: ProviderRef) => reads[`${TEAM_PROVIDER}${ref.namespace}`];
+  const resolve = (c: ClusterObject | null | undefined) =>
+    resolveProviderRef(
+      namespace,
+      c?.spec,
+      defaults,
+      (ref) => teamProvider(ref) !== undefined,
+      recordedProviderRef(c?.status),
+    );
+  const choice = resolve(r.object as ClusterObject);
+  const oldChoice = r.oldObject ? resolve(r.oldObject as ClusterObject) : undefined;
+  const pcObject = providerObject(choice, reads) as ProviderObject | undefined;
+  const key = choice && providerKey(choice.ref);
+  const oldKey = oldChoice && providerKey(oldChoice.ref);
+  if (choice && pcObject && (r.operation === "CREATE" || key !== oldKey)) {
+    errors.push(...providerErrors(choice, pcObject, teamNameOf(namespace, r.object?.spec)));
+  }
+  if (!reads.team) return deny(errors);
+  const team = TeamSpec.safeParse((reads.team as { spec?: unknown }).spec);
+  if (!team.success) {
+    // A Team the webhook cannot read must not mean "no limits": fail closed, and say where.
+    const issue = team.error.issues[0]!;
+    errors.push({
+      rule: "teamUnreadable",
+      path: "spec",
+      type: "Forbidden",
+      detail: `team "${teamName}" has a spec admission cannot read (${
+        formatPath(["spec", ...issue.path])
+      }: ${issue.message}); its limits cannot be checked until a platform admin fixes it`,
+    });
+    return deny(errors);
+  }
 
-  const ref = providerRefOf(r.object?.spec);
-  const oldRef = providerRefOf(r.oldObject?.spec);
-  const pcSpec = ProviderConfigSpec.safeParse((reads.provider as { spec?: unknown } | undefined)?.spec);
-  const provider = ref && pcSpec.success
-    ? { key: `${ref.namespace}/${ref.name}`, name: ref.name, spec: pcSpec.data }
+  const pcSpec = ProviderConfigSpec.safeParse(pcObject?.spec);
+  const provider = choice && pcSpec.success
+    ? { key: key!, name: choice.ref.name, spec: pcSpec.data }
     : undefined;
   const memo: ShapeMemo = new Map();
   const clusters = (Array.isArray(reads.clusters) ? reads.clusters as ClusterObject[] : []).map((c) => {
-    const cref = providerRefOf(c.spec);
+    const cref = resolve(c);
     return {
       name: c.metadata?.name ?? "",
       deleting: Boolean(c.metadata?.deletionTimestamp),
-      load: footprintOf(c, team.data, cref ? `${cref.namespace}/${cref.name}` : undefined, memo),
+      load: footprintOf(c, team.data, cref && providerKey(cref.ref), memo),
     };
   });
   const { errors: quota, load } = checkQuota({
@@ -164,7 +250,7 @@ export function admitTenantCluster(
     object: r.object as ClusterObject,
     oldObject: r.oldObject as ClusterObject | undefined,
     provider,
-    oldProviderKey: oldRef ? `${oldRef.namespace}/${oldRef.name}` : undefined,
+    oldProviderKey: oldKey,
     usage: usageOf(clusters, ledger, name, now),
     memo,
   });

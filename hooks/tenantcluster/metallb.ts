@@ -1,6 +1,7 @@
 import { stringify } from "yaml";
 import { LABELS } from "../../lib/butler/mod.ts";
 import { buildObject, type KubeObject } from "../../lib/contract/mod.ts";
+import { metallbObjects } from "../../lib/metallb/mod.ts";
 
 /** The ConfigMap child type, as declared in the CompositeController. */
 export const CONFIGMAP = { apiVersion: "v1", kind: "ConfigMap" } as const;
@@ -11,21 +12,10 @@ export const METALLB_KEY = "metallb.yaml";
  * The MetalLB projection: a ConfigMap `{tc}-metallb` whose `metallb.yaml` holds the `IPAddressPool default-pool`
  * (one `start-end` per Allocated LB allocation, in address order) and the `L2Advertisement default` for namespace
  * `metallb-system`, in the form Cluster API's ClusterResourceSet (strategy Reconcile) applies to the workload
- * cluster.
+ * cluster; the reporter applies the same objects to the tenant (lib/metallb).
  */
 export function metallbConfigMap(tc: string, namespace: string, addresses: readonly string[]): KubeObject {
-  const pool = {
-    apiVersion: "metallb.io/v1beta1",
-    kind: "IPAddressPool",
-    metadata: { name: "default-pool", namespace: "metallb-system" },
-    spec: { addresses: [...addresses] },
-  };
-  const l2 = {
-    apiVersion: "metallb.io/v1beta1",
-    kind: "L2Advertisement",
-    metadata: { name: "default", namespace: "metallb-system" },
-    spec: { ipAddressPools: ["default-pool"] },
-  };
+  const [pool, l2] = metallbObjects(addresses).map((o) => o.body);
   return buildObject(CONFIGMAP, {
     name: `${tc}-metallb`,
     namespace,

@@ -16,9 +16,11 @@ export const TENANTCLUSTER_IDENTITY_POLICY: PolicyTwin = {
   check: (op, object, oldObject) => {
     if (op !== "UPDATE" || !oldObject) return undefined;
     const env = (o: typeof object) => o.metadata.labels?.[LABELS.environment];
-    if (env(object) === env(oldObject) || object.metadata.annotations?.[MIGRATION_ANNOTATION] === "true") {
-      return undefined;
-    }
-    return `env label changes require the "${MIGRATION_ANNOTATION}" annotation set to "true"; use \`butleradm env migrate\``;
+    const migration = (o: typeof object) => o.metadata.annotations?.[MIGRATION_ANNOTATION] === "true";
+    // Only the update that sets the annotation migrates: one left over from an earlier migration permits nothing.
+    if (env(object) === env(oldObject) || (migration(object) && !migration(oldObject))) return undefined;
+    return migration(oldObject)
+      ? `env label changes require the "${MIGRATION_ANNOTATION}" annotation set to "true" by the same update; it is left over from an earlier migration: remove it, then set it again together with the label`
+      : `env label changes require the "${MIGRATION_ANNOTATION}" annotation set to "true"; use \`butleradm env migrate\``;
   },
 };

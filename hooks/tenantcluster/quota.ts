@@ -13,13 +13,20 @@ import {
   formatQuantity,
   fromCount,
   parseQuantity,
-  positiveLimit,
   type Quantity,
+  readLimit,
   ZERO,
 } from "../../lib/quantity/mod.ts";
-import { type ClusterSpecInput, type ResolvedShape, resolveTeamShape } from "../../lib/shape/mod.ts";
+import {
+  type ClusterSpecInput,
+  type EffectiveShape,
+  recordedShape,
+  type ResolvedShape,
+  resolveTeamShape,
+} from "../../lib/shape/mod.ts";
 import { versionAllowed } from "../../lib/version/mod.ts";
-import type { ProviderConfigSpec, TeamSpec } from "../../lib/api/mod.ts";
+import type { ConditionInput } from "../../lib/conditions/mod.ts";
+import type { EnvironmentSpec, ProviderConfigSpec, TeamSpec } from "../../lib/api/mod.ts";
 import { type Footprint, type QuotaLedger, reservationFresh } from "./reservations.ts";
 
 /** A field error as Kubernetes prints it (`path: Type: detail`). */
@@ -46,6 +53,8 @@ export interface ClusterObject {
     readonly deletionTimestamp?: string | null;
   };
   readonly spec?: Record<string, unknown>;
+  /** Its status: `effective` holds the shape it was given (unset fields keep it). */
+  readonly status?: unknown;
 }
 
 const ENV_PATH = `metadata.labels[${LABELS.environment}]`;
@@ -173,143 +182,187 @@ export interface QuotaInput {
 
 const sum = (ls: readonly Load[], pick: (l: Load) => Quantity) => add(...ls.map(pick));
 const list = (values: readonly string[]) => values.map((v) => JSON.stringify(v)).join(", ");
+const forbidden = (rule: string, path: string, detail: string): FieldError => ({
+  path,
+  type: "Forbidden",
+  detail,
+  rule,
+});
 
-/**
- * Every rule a TenantCluster create or update must meet, with every failure. An update is checked like a create
- * for what it changes: a limit is only enforced where the cluster's own share grows (so a lowered quota never
- * blocks an unrelated edit, upstream's deadlock), and a restriction only where the value changes.
- *
- * @example
- * ```ts
- * checkQuota({ operation: "CREATE", namespace: "team-a", teamName: "a", team, object, usage: [] }); // []
- * ```
- */
-export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Load } {
-  const { team, teamName, object, oldObject, provider, usage } = input;
-  const create = input.operation === "CREATE";
-  const errors: FieldError[] = [];
-  const forbid = (rule: string, path: string, detail: string) =>
-    errors.push({ path, type: "Forbidden", detail, rule });
-  const memo = input.memo ?? new Map();
-  const fp = footprintOf(object, team, provider?.key ?? input.oldProviderKey, memo);
-  const old = oldObject ? footprintOf(oldObject, team, input.oldProviderKey, memo) : undefined;
-  const asQuantity = (v: number | Quantity) => typeof v === "number" ? fromCount(v) : v;
-  const grows = (pick: (l: Load) => number | Quantity) =>
-    create || !old || compare(asQuantity(pick(fp)), asQuantity(pick(old))) > 0;
+/** What one check step reads: the request resolved once, shared by every step. */
+interface Step {
+  readonly input: QuotaInput;
+  readonly create: boolean;
+  /** The cluster's load as proposed, and (update) as it was. */
+  readonly fp: Load;
+  readonly old?: Load | undefined;
+  /** Whether the cluster's own share grows in a dimension (always, for a create). */
+  readonly grows: (pick: (l: Load) => number | Quantity) => boolean;
+  readonly env?: EnvironmentSpec | undefined;
+  readonly label?: string | undefined;
+  readonly oldLabel?: string | undefined;
+}
 
-  // Environments.
-  const envs = team.environments ?? [];
-  const label = object.metadata?.labels?.[LABELS.environment];
-  const oldLabel = oldObject?.metadata?.labels?.[LABELS.environment];
-  const env = envs.find((e) => e.name === label);
+/** The environment label: required once the team defines environments, and one of them. */
+function environmentErrors({ input, create, label, oldLabel, env }: Step): FieldError[] {
+  const envs = input.team.environments ?? [];
   if (envs.length && label === undefined && (create || oldLabel !== undefined)) {
-    errors.push({
+    return [{
       rule: "environmentRequired",
       path: ENV_PATH,
       type: "Required value",
       detail:
-        `team "${teamName}" defines environments; TenantClusters must carry this label set to one of the team's env names`,
-    });
-  } else if (envs.length && label !== undefined && !env && (create || label !== oldLabel)) {
-    errors.push({
+        `team "${input.teamName}" defines environments; TenantClusters must carry this label set to one of the team's env names`,
+    }];
+  }
+  if (envs.length && label !== undefined && !env && (create || label !== oldLabel)) {
+    return [{
       rule: "environmentUnknown",
       path: ENV_PATH,
       type: "Unsupported value",
       detail: `${JSON.stringify(label)}: supported values: ${list(envs.map((e) => e.name))}`,
-    });
+    }];
   }
+  return [];
+}
 
-  // Feature restrictions.
-  const limits = team.resourceLimits ?? {};
-  const oldShape = oldObject ? resolved(oldObject, team, memo).shape : undefined;
-  const shape = resolved(object, team, memo).shape;
-  const version = shape.kubernetesVersion?.value;
+/** What {@linkcode restrictionErrors} judges: the effective shape, and the provider when it is known. */
+export interface RestrictionInput {
+  readonly teamName: string;
+  readonly limits: TeamSpec["resourceLimits"];
+  readonly shape: EffectiveShape;
+  /** The shape before an update: a value it already had is not judged again. */
+  readonly oldShape?: EffectiveShape | undefined;
+  /** The provider's type and name, and whether this request picks it (a create, or a move). */
+  readonly provider?: { readonly type: string; readonly name: string; readonly picked: boolean } | undefined;
+}
+
+/**
+ * The Team's feature restrictions: allowed Kubernetes versions, providers and addons, and denied addons (which
+ * win). Judged where the value is new, so a tightened restriction never blocks an unrelated edit; the controller
+ * judges the cluster as it stands (no old shape) and reports it.
+ *
+ * @example
+ * ```ts
+ * restrictionErrors({ teamName: "a", limits: { deniedAddons: ["longhorn"] }, shape }); // one error per denied addon
+ * ```
+ */
+export function restrictionErrors(r: RestrictionInput): FieldError[] {
+  const limits = r.limits ?? {};
+  const errors: FieldError[] = [];
+  const version = r.shape.kubernetesVersion?.value;
   if (
-    version && limits.allowedKubernetesVersions?.length && version !== oldShape?.kubernetesVersion?.value &&
+    version && limits.allowedKubernetesVersions?.length && version !== r.oldShape?.kubernetesVersion?.value &&
     !versionAllowed(version, limits.allowedKubernetesVersions)
   ) {
-    forbid(
+    errors.push(forbidden(
       "allowedKubernetesVersions",
       "spec.kubernetesVersion",
-      `Kubernetes version "${version}" is not allowed for team "${teamName}"; allowed: ${
+      `Kubernetes version "${version}" is not allowed for team "${r.teamName}"; allowed: ${
         list(limits.allowedKubernetesVersions)
       }`,
-    );
+    ));
   }
-  const providerType = provider?.spec.provider;
-  if (
-    providerType && limits.allowedProviders?.length && (create || provider.key !== input.oldProviderKey) &&
-    !limits.allowedProviders.includes(providerType)
-  ) {
-    forbid(
+  const p = r.provider;
+  if (p && p.picked && limits.allowedProviders?.length && !limits.allowedProviders.includes(p.type)) {
+    errors.push(forbidden(
       "allowedProviders",
       "spec.providerConfigRef",
-      `provider "${providerType}" (ProviderConfig "${provider.name}") is not allowed for team "${teamName}"; allowed: ${
+      `provider "${p.type}" (ProviderConfig "${p.name}") is not allowed for team "${r.teamName}"; allowed: ${
         list(limits.allowedProviders)
       }`,
-    );
+    ));
   }
-  const oldAddons = new Set(oldShape?.addons.value ?? []);
-  for (const addon of shape.addons.value) {
+  const oldAddons = new Set(r.oldShape?.addons.value ?? []);
+  for (const addon of r.shape.addons.value) {
     if (oldAddons.has(addon)) continue;
     if (limits.deniedAddons?.includes(addon)) {
-      forbid("deniedAddons", "spec.addons", `addon "${addon}" is denied for team "${teamName}"`);
+      errors.push(
+        forbidden("deniedAddons", "spec.addons", `addon "${addon}" is denied for team "${r.teamName}"`),
+      );
     } else if (limits.allowedAddons?.length && !limits.allowedAddons.includes(addon)) {
-      forbid(
+      errors.push(forbidden(
         "allowedAddons",
         "spec.addons",
-        `addon "${addon}" is not allowed for team "${teamName}"; allowed: ${list(limits.allowedAddons)}`,
-      );
+        `addon "${addon}" is not allowed for team "${r.teamName}"; allowed: ${list(limits.allowedAddons)}`,
+      ));
     }
   }
+  return errors;
+}
 
-  // ProviderConfig limits, over this team's clusters on that provider.
-  if (provider) {
-    const moved = create || provider.key !== input.oldProviderKey;
-    const onProvider = usage.filter((f) => f.provider === provider.key);
-    const pcLimits = provider.spec.limits ?? {};
-    if (pcLimits.maxClustersPerTeam && moved && onProvider.length >= pcLimits.maxClustersPerTeam) {
-      forbid(
-        "maxClustersPerTeam",
-        "spec",
-        `team namespace "${input.namespace}" already has ${onProvider.length} cluster(s); ProviderConfig "${provider.name}" limits to ${pcLimits.maxClustersPerTeam}`,
-      );
-    }
-    const nodes = onProvider.reduce((n, f) => n + f.nodes, 0) + fp.nodes;
-    if (pcLimits.maxNodesPerTeam && (moved || grows((f) => f.nodes)) && nodes > pcLimits.maxNodesPerTeam) {
-      forbid(
-        "maxNodesPerTeam",
-        "spec.workers.replicas",
-        `total worker replicas (${nodes}) would exceed ProviderConfig "${provider.name}" per-team node limit (${pcLimits.maxNodesPerTeam})`,
-      );
-    }
-  }
-
-  // Team limits.
-  const maxClusters = positiveLimit(limits.maxClusters);
-  if (maxClusters && create && compare(fromCount(usage.length + 1), maxClusters) > 0) {
-    forbid(
-      "maxClusters",
+/** The ProviderConfig's per-team limits, over this team's clusters on that provider. */
+function providerLimitErrors({ input, create, fp, grows }: Step): FieldError[] {
+  const provider = input.provider;
+  if (!provider) return [];
+  const errors: FieldError[] = [];
+  const moved = create || provider.key !== input.oldProviderKey;
+  const onProvider = input.usage.filter((f) => f.provider === provider.key);
+  const pcLimits = provider.spec.limits ?? {};
+  if (pcLimits.maxClustersPerTeam && moved && onProvider.length >= pcLimits.maxClustersPerTeam) {
+    errors.push(forbidden(
+      "maxClustersPerTeam",
       "spec",
-      `team "${teamName}" already has ${usage.length} cluster(s); team quota limits to ${limits.maxClusters}`,
-    );
+      `team namespace "${input.namespace}" already has ${onProvider.length} cluster(s); ProviderConfig "${provider.name}" limits to ${pcLimits.maxClustersPerTeam}`,
+    ));
   }
-  const perCluster = positiveLimit(limits.maxNodesPerCluster);
-  if (perCluster && grows((f) => f.nodes) && compare(fromCount(fp.nodes), perCluster) > 0) {
-    forbid(
+  const nodes = onProvider.reduce((n, f) => n + f.nodes, 0) + fp.nodes;
+  if (pcLimits.maxNodesPerTeam && (moved || grows((f) => f.nodes)) && nodes > pcLimits.maxNodesPerTeam) {
+    errors.push(forbidden(
+      "maxNodesPerTeam",
+      "spec.workers.replicas",
+      `total worker replicas (${nodes}) would exceed ProviderConfig "${provider.name}" per-team node limit (${pcLimits.maxNodesPerTeam})`,
+    ));
+  }
+  return errors;
+}
+
+/**
+ * The team's per-cluster node limit, for one cluster's worker count (admission, and the controller's report).
+ *
+ * @example
+ * ```ts
+ * perClusterNodeError("a", { maxNodesPerCluster: 3 }, 4)?.detail;
+ * // 'worker replicas (4) exceeds team "a" per-cluster node limit (3)'
+ * ```
+ */
+export function perClusterNodeError(
+  teamName: string,
+  limits: TeamSpec["resourceLimits"],
+  nodes: number,
+): FieldError | undefined {
+  const max = limits?.maxNodesPerCluster;
+  return max !== undefined && nodes > max
+    ? forbidden(
       "maxNodesPerCluster",
       "spec.workers.replicas",
-      `worker replicas (${fp.nodes}) exceeds team "${teamName}" per-cluster node limit (${limits.maxNodesPerCluster})`,
-    );
+      `worker replicas (${nodes}) exceeds team "${teamName}" per-cluster node limit (${max})`,
+    )
+    : undefined;
+}
+
+/** The team's limits: clusters, nodes per cluster, total nodes, CPU, memory and storage (0 is a limit of zero). */
+function teamLimitErrors({ input, create, fp, grows }: Step): FieldError[] {
+  const { teamName, usage } = input;
+  const limits = input.team.resourceLimits ?? {};
+  const errors: FieldError[] = [];
+  const maxClusters = limits.maxClusters;
+  if (maxClusters !== undefined && create && usage.length + 1 > maxClusters) {
+    errors.push(forbidden(
+      "maxClusters",
+      "spec",
+      `team "${teamName}" already has ${usage.length} cluster(s); team quota limits to ${maxClusters}`,
+    ));
   }
+  const perCluster = grows((f) => f.nodes) ? perClusterNodeError(teamName, limits, fp.nodes) : undefined;
+  if (perCluster) errors.push(perCluster);
   const totalNodes = usage.reduce((n, f) => n + f.nodes, 0) + fp.nodes;
-  const maxNodes = positiveLimit(limits.maxTotalNodes);
-  if (maxNodes && grows((f) => f.nodes) && compare(fromCount(totalNodes), maxNodes) > 0) {
-    forbid(
+  if (limits.maxTotalNodes !== undefined && grows((f) => f.nodes) && totalNodes > limits.maxTotalNodes) {
+    errors.push(forbidden(
       "maxTotalNodes",
       "spec.workers.replicas",
       `total worker nodes (${totalNodes}) would exceed team "${teamName}" node quota (${limits.maxTotalNodes})`,
-    );
+    ));
   }
   for (
     const [label, pick, limit, rule] of [
@@ -318,61 +371,129 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
       ["storage", (l: Load) => l.storage, limits.maxStorage, "maxStorage"],
     ] as const
   ) {
-    const max = positiveLimit(limit);
+    const max = readLimit(limit);
+    if (!grows(pick)) continue;
+    if (!max.ok) {
+      // A limit that does not read is not "no limit": nothing it guards is admitted until it is fixed.
+      errors.push(forbidden(
+        rule,
+        "spec.workers",
+        `team "${teamName}" ${label} quota spec.resourceLimits.${rule} cannot be read (${max.message}); a platform admin must fix it before clusters can grow`,
+      ));
+      continue;
+    }
     const total = add(sum(usage, pick), pick(fp));
-    if (max && grows(pick) && compare(total, max) > 0) {
-      forbid(
+    if (max.limit && compare(total, max.limit) > 0) {
+      errors.push(forbidden(
         rule,
         "spec.workers",
         `total ${label} (${formatQuantity(total)}) would exceed team "${teamName}" ${label} quota (${
-          formatQuantity(max)
+          formatQuantity(max.limit)
         })`,
-      );
+      ));
     }
   }
+  return errors;
+}
 
-  // Environment limits (unlabelled clusters count toward the team totals only).
-  if (env) {
-    const movedEnv = create || label !== oldLabel;
-    const inEnv = usage.filter((f) => f.env === env.name);
-    const envMax = env.limits?.maxClusters;
-    if (envMax && movedEnv && inEnv.length >= envMax) {
-      forbid(
-        "environmentMaxClusters",
-        "spec",
-        `environment "${env.name}" in team "${teamName}" already has ${inEnv.length} cluster(s); env quota limits to ${envMax}`,
-      );
-    }
-    const perMember = env.limits?.maxClustersPerMember;
-    if (perMember && (movedEnv || fp.owner !== old?.owner)) {
-      const annotations = object.metadata?.annotations ?? {};
-      const named = OWNER_ANNOTATIONS.map((k) => annotations[k]).find(Boolean);
-      if (!fp.owner) {
-        if (create) {
-          errors.push({
-            rule: "maxClustersPerMember",
-            path: CREATOR_PATH,
-            type: "Required value",
-            detail:
-              `environment "${env.name}" sets maxClustersPerMember; TenantClusters must carry the ${CREATOR_ANNOTATION} annotation (set automatically by butler-server; kubectl-direct creates must supply it explicitly)`,
-          });
-        }
-      } else {
-        const owned = inEnv.filter((f) => f.owner === fp.owner).length;
-        if (owned >= perMember) {
-          forbid(
-            "maxClustersPerMember",
-            CREATOR_PATH,
-            `user "${named}" already owns ${owned} cluster(s) in environment "${env.name}"; env limits to ${perMember} per member`,
-          );
-        }
-      }
-    }
+/** The environment's caps (unlabelled clusters count toward the team totals only); 0 is a cap of zero. */
+function environmentLimitErrors({ input, create, fp, old, env, label, oldLabel }: Step): FieldError[] {
+  if (!env) return [];
+  const errors: FieldError[] = [];
+  const movedEnv = create || label !== oldLabel;
+  const inEnv = input.usage.filter((f) => f.env === env.name);
+  const envMax = env.limits?.maxClusters;
+  if (envMax !== undefined && movedEnv && inEnv.length >= envMax) {
+    errors.push(forbidden(
+      "environmentMaxClusters",
+      "spec",
+      `environment "${env.name}" in team "${input.teamName}" already has ${inEnv.length} cluster(s); env quota limits to ${envMax}`,
+    ));
   }
+  const perMember = env.limits?.maxClustersPerMember;
+  if (perMember === undefined || !(movedEnv || fp.owner !== old?.owner)) return errors;
+  if (!fp.owner) {
+    if (create) {
+      errors.push({
+        rule: "maxClustersPerMember",
+        path: CREATOR_PATH,
+        type: "Required value",
+        detail:
+          `environment "${env.name}" sets maxClustersPerMember; TenantClusters must carry the ${CREATOR_ANNOTATION} annotation (set automatically by butler-server; kubectl-direct creates must supply it explicitly)`,
+      });
+    }
+    return errors;
+  }
+  const owned = inEnv.filter((f) => f.owner === fp.owner).length;
+  if (owned >= perMember) {
+    const annotations = input.object.metadata?.annotations ?? {};
+    const named = OWNER_ANNOTATIONS.map((k) => annotations[k]).find(Boolean);
+    errors.push(forbidden(
+      "maxClustersPerMember",
+      CREATOR_PATH,
+      `user "${named}" already owns ${owned} cluster(s) in environment "${env.name}"; env limits to ${perMember} per member`,
+    ));
+  }
+  return errors;
+}
 
+/**
+ * Every rule a TenantCluster create or update must meet, with every failure. An update is checked like a create
+ * for what it changes: a limit is only enforced where the cluster's own share grows (so a lowered quota never
+ * blocks an unrelated edit, upstream's deadlock), and a restriction only where the value changes. Only an unset
+ * limit is not enforced: `0` admits nothing, and a limit that cannot be read refuses what it guards.
+ *
+ * @example
+ * ```ts
+ * checkQuota({ operation: "CREATE", namespace: "team-a", teamName: "a", team, object, usage: [] }); // []
+ * ```
+ */
+export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Load } {
+  const { team, object, oldObject, provider } = input;
+  const create = input.operation === "CREATE";
+  const memo = input.memo ?? new Map();
+  const fp = footprintOf(object, team, provider?.key ?? input.oldProviderKey, memo);
+  const old = oldObject ? footprintOf(oldObject, team, input.oldProviderKey, memo) : undefined;
+  const asQuantity = (v: number | Quantity) => typeof v === "number" ? fromCount(v) : v;
+  const label = object.metadata?.labels?.[LABELS.environment];
+  const step: Step = {
+    input,
+    create,
+    fp,
+    old,
+    grows: (pick) => create || !old || compare(asQuantity(pick(fp)), asQuantity(pick(old))) > 0,
+    env: (team.environments ?? []).find((e) => e.name === label),
+    label,
+    oldLabel: oldObject?.metadata?.labels?.[LABELS.environment],
+  };
+  const errors = [
+    ...environmentErrors(step),
+    ...restrictionErrors({
+      teamName: input.teamName,
+      limits: team.resourceLimits,
+      shape: resolved(object, team, memo).shape,
+      oldShape: oldObject ? resolved(oldObject, team, memo).shape : undefined,
+      provider: provider?.spec.provider
+        ? {
+          type: provider.spec.provider,
+          name: provider.name,
+          picked: create || provider.key !== input.oldProviderKey,
+        }
+        : undefined,
+    }),
+    ...providerLimitErrors(step),
+    ...teamLimitErrors(step),
+    ...environmentLimitErrors(step),
+  ];
   const { problems, ...load } = fp;
-  if (problems.length && (create || grows((f) => f.nodes))) {
-    forbid("footprint", "spec.workers", `cannot count the cluster against quotas: ${problems.join("; ")}`);
+  if (problems.length && (create || step.grows((f) => f.nodes))) {
+    errors.push(
+      forbidden(
+        "footprint",
+        "spec.workers",
+        `cannot count the cluster against quotas: ${problems.join("; ")}`,
+      ),
+    );
   }
   return { errors, load };
 }
@@ -388,27 +509,83 @@ function resolved(cluster: ClusterObject, team: TeamSpec | undefined, memo: Shap
   const w = spec?.workers;
   const mt = w?.machineTemplate;
   const addons = (cluster.spec as { addons?: unknown } | undefined)?.addons;
+  const recorded = recordedShape(cluster.status);
   // Everything resolveShape reads; addons only when set (rare), so look-alike clusters share one resolution.
   const key =
     `${env}\u0000${spec?.kubernetesVersion}\u0000${w?.replicas}\u0000${mt?.cpu}\u0000${mt?.memory}\u0000${mt?.diskSize}\u0000${
       addons === undefined ? "" : JSON.stringify(addons)
-    }`;
+    }\u0000${recorded === undefined ? "" : JSON.stringify(recorded)}`;
   const hit = memo.get(key);
   if (hit) return hit;
-  const r = resolveTeamShape((cluster.spec ?? {}) as ClusterSpecInput, env, team);
+  const r = resolveTeamShape((cluster.spec ?? {}) as ClusterSpecInput, env, team, recorded);
   memo.set(key, r);
   return r;
 }
 
-/** Whether any limit a reservation serialises is in force (without one, admission writes nothing). */
+/** Whether any limit a reservation serialises is in force (without one, admission writes nothing); 0 is one. */
 export function quotaInForce(team: TeamSpec, provider: { spec: ProviderConfigSpec } | undefined): boolean {
   const l = team.resourceLimits ?? {};
   const anyCap = [l.maxClusters, l.maxTotalNodes, l.maxCPUCores, l.maxMemory, l.maxStorage].some((v) =>
-    positiveLimit(v) !== undefined
+    v !== undefined
   );
   const envCaps = (team.environments ?? []).some((e) =>
-    e.limits?.maxClusters || e.limits?.maxClustersPerMember
+    e.limits?.maxClusters !== undefined || e.limits?.maxClustersPerMember !== undefined
   );
   const pc = provider?.spec.limits;
   return anyCap || envCaps || Boolean(pc?.maxClustersPerTeam || pc?.maxNodesPerTeam);
+}
+
+/**
+ * What the TenantCluster controller reports of the team's rules about this one cluster, as it stands: `QuotaSatisfied`
+ * (the per-cluster node limit, with upstream's controller message) and `FeaturesAllowed` (versions, provider,
+ * addons). Without the admission webhooks this is where a cluster over a limit or restriction shows; with them,
+ * it shows drift (a limit lowered or a restriction tightened after the cluster was admitted). It reports only:
+ * what exists keeps working. Team-wide totals are the Team's `QuotaExceeded`.
+ *
+ * @example
+ * ```ts
+ * clusterPolicyConditions("sandbox", team, shape, { type: "harvester", name: "harvester-sandbox" });
+ * ```
+ */
+export function clusterPolicyConditions(
+  teamName: string,
+  team: TeamSpec,
+  shape: EffectiveShape,
+  provider: { readonly type: string; readonly name: string } | undefined,
+): ConditionInput[] {
+  const nodes = perClusterNodeError(teamName, team.resourceLimits, shape.workerCount.value);
+  const restricted = restrictionErrors({
+    teamName,
+    limits: team.resourceLimits,
+    shape,
+    provider: provider ? { ...provider, picked: true } : undefined,
+  });
+  return [
+    nodes
+      ? {
+        type: "QuotaSatisfied",
+        status: "False",
+        reason: "QuotaExceeded",
+        message: `quota exceeded: ${nodes.detail}`,
+      }
+      : {
+        type: "QuotaSatisfied",
+        status: "True",
+        reason: "WithinLimits",
+        message: `within team "${teamName}"'s per-cluster limits (team totals: the Team's QuotaExceeded)`,
+      },
+    restricted.length
+      ? {
+        type: "FeaturesAllowed",
+        status: "False",
+        reason: "RestrictionViolated",
+        message: restricted.map((e) => e.detail).join("; "),
+      }
+      : {
+        type: "FeaturesAllowed",
+        status: "True",
+        reason: "Allowed",
+        message: `version, provider and addons allowed for team "${teamName}"`,
+      },
+  ];
 }

@@ -13,12 +13,21 @@ import {
   type RelatedResourceRule,
 } from "../../lib/contract/mod.ts";
 import type { HookContext } from "../../lib/hook/mod.ts";
-import { resolveShape } from "../../lib/shape/mod.ts";
+import { recordedShape, resolveShape } from "../../lib/shape/mod.ts";
 import { parseTime } from "../../lib/time/mod.ts";
-import { providerRefOf, TeamSpec } from "../../lib/api/mod.ts";
+import {
+  providerKey,
+  providerRefOf,
+  recordedProviderRef,
+  resolveProviderRef,
+  teamNameOf,
+  teamProviderNamespaces,
+  TeamSpec,
+} from "../../lib/api/mod.ts";
 import { CONFIGMAP, metallbConfigMap } from "./metallb.ts";
 import { type ObservedChild, planNetwork } from "./network.ts";
 import { resyncAfter, stateInterval } from "./resync.ts";
+import { clusterPolicyConditions } from "./quota.ts";
 import {
   ChildAllocation,
   InventorySpec,
@@ -27,22 +36,6 @@ import {
   ProviderView,
   TenantClusterSpec,
 } from "../../lib/api/mod.ts";
-
-/** The Team a TenantCluster belongs to: `spec.teamRef.name`, else the team whose namespace (`team-{name}`) it is in. */
-export function teamNameOf(namespace: string, spec: unknown): string | undefined {
-  const ref = (spec as { teamRef?: { name?: unknown } } | undefined)?.teamRef?.name;
-  if (typeof ref === "string" && ref) return ref;
-  return namespace.startsWith("team-") && namespace.length > 5 ? namespace.slice(5) : undefined;
-}
-
-/**
- * Where the Team's default provider (`spec.providerConfigRef.name`) is looked up, in order: the team namespace
- * (the seed's Team CRD says so), then `butler-system` (where the seed's examples keep the ProviderConfigs they
- * name).
- */
-function teamProviderNamespaces(clusterNamespace: string): string[] {
-  return clusterNamespace === SYSTEM_NAMESPACE ? [SYSTEM_NAMESPACE] : [clusterNamespace, SYSTEM_NAMESPACE];
-}
 
 /**
  * The TenantCluster customize hook: its Team, its ProviderConfig, the NetworkPools in the ProviderConfig's
@@ -76,28 +69,6 @@ export function customizeTenantCluster(request: CustomizeRequest): CustomizeResp
     },
   ];
   return { relatedResources: rules };
-}
-
-/** The provider a cluster uses: its own reference, else its Team's (looked up as {@linkcode teamProviderNamespaces}). */
-function chooseProvider(
-  request: CompositeRequest,
-  ns: string,
-  own: { name: string; namespace: string } | undefined,
-  teamName: string | undefined,
-  team: TeamSpec | undefined,
-): { ref: { name: string; namespace: string }; source: "explicit" | "team"; looked: string } | undefined {
-  if (own) return { ref: own, source: "explicit", looked: `${own.namespace}/${own.name}` };
-  const name = team?.providerConfigRef?.name;
-  if (!teamName || !name) return undefined;
-  const candidates = teamProviderNamespaces(ns).map((namespace) => ({ name, namespace }));
-  const found = candidates.find((c) => related(request, KINDS.ProviderConfig, `${c.namespace}/${c.name}`));
-  return {
-    ref: found ?? candidates.at(-1)!,
-    source: "team",
-    looked: `"${name}" (team "${teamName}"'s providerConfigRef) in ${
-      candidates.map((c) => c.namespace).join(" or ")
-    }`,
-  };
 }
 
 function related<T>(request: CompositeRequest, type: { apiVersion: string; kind: string }, key: string) {
@@ -146,6 +117,20 @@ function providerAccess(provider: ProviderView, team: string | undefined): Condi
       reason: "AccessDenied",
       message: `team ${team} does not have access to provider ${pcName} (scoped to ${owner})`,
     };
+}
+
+/** Whether new resources may come from the provider: not once it is being deleted. */
+function providerAvailable(provider: ProviderView, deleting: boolean): ConditionInput {
+  const key = `${provider.metadata.namespace ?? SYSTEM_NAMESPACE}/${provider.metadata.name}`;
+  return deleting
+    ? {
+      type: "ProviderAvailable",
+      status: "False",
+      reason: "ProviderDeleting",
+      message:
+        `ProviderConfig ${key} is being deleted: no new IP allocation is made from it; existing ones are kept until this cluster is deleted or moved`,
+    }
+    : { type: "ProviderAvailable", status: "True", reason: "Available", message: `ProviderConfig ${key}` };
 }
 
 /**
@@ -225,6 +210,7 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
   }
   const resolved = resolveShape({
     cluster: spec,
+    recorded: recordedShape(tc.status),
     environment: env?.clusterDefaults,
     team: teamSpec?.clusterDefaults,
     limits: teamSpec?.resourceLimits,
@@ -235,7 +221,13 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
   }
   invalid.push(...resolved.problems.map((p) => `effective shape: ${p}`));
 
-  const chosen = chooseProvider(request, ns, providerRefOf(spec), teamName, teamSpec);
+  const chosen = resolveProviderRef(
+    ns,
+    spec,
+    { team: teamName, defaultName: teamSpec?.providerConfigRef?.name },
+    (ref) => Boolean(related(request, KINDS.ProviderConfig, providerKey(ref))),
+    recordedProviderRef(tc.status),
+  );
   const pcRef = chosen?.ref;
   const pcRaw = pcRef
     ? related<KubeObject>(request, KINDS.ProviderConfig, `${pcRef.namespace}/${pcRef.name}`)
@@ -253,8 +245,22 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
   const access = provider ? providerAccess(provider, teamName) : undefined;
 
   const inputsOk = !invalid.length && !missing.length && access?.status === "True";
+  // A ProviderConfig being deleted waits for its clusters; it must not gain new addresses meanwhile.
+  const providerDeleting = Boolean(provider?.metadata.deletionTimestamp);
   const mode = provider?.spec.network?.mode ?? "cloud";
   const inputConditions: ConditionInput[] = access ? [access] : [];
+  if (provider) inputConditions.push(providerAvailable(provider, providerDeleting));
+  if (teamSpec && teamName) {
+    const providerType = provider?.spec.provider;
+    inputConditions.push(
+      ...clusterPolicyConditions(
+        teamName,
+        teamSpec,
+        resolved.shape,
+        providerType ? { type: providerType, name: provider!.metadata.name } : undefined,
+      ),
+    );
+  }
   let children: KubeObject[];
   let networkReady = false;
   let ipamStatus: Record<string, unknown> = {};
@@ -295,7 +301,7 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
       inventory: inventory?.success ? inventory.data : undefined,
       memory: IpamMemory.parse(prevStatus.ipam ?? {}),
       now,
-      mayCreate: inputsOk,
+      mayCreate: inputsOk && !providerDeleting,
       ...(context.config.shrinkGraceSeconds ? { shrinkGraceSeconds: context.config.shrinkGraceSeconds } : {}),
     });
     const configMap = plan.addresses.length
@@ -348,6 +354,15 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
     }
     : ready
     ? { type: "Ready", status: "True", reason: "Ready", message: "shape resolved and network ready" }
+    : providerDeleting
+    ? {
+      type: "Ready",
+      status: "False",
+      reason: "ProviderDeleting",
+      message: `ProviderConfig ${pcRef!.namespace}/${
+        pcRef!.name
+      } is being deleted; no new IP allocation is made`,
+    }
     : { type: "Ready", status: "False", reason: "Pending", message: "waiting for the network" };
 
   const created = parseTime(tc.metadata.creationTimestamp ?? undefined);

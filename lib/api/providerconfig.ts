@@ -84,3 +84,15 @@ export function effectiveZone(
   if (typeof zone === "string" && zone) return { value: zone, source: "explicit" };
   return typeof region === "string" && region ? { value: `${region}-a`, source: "default" } : undefined;
 }
+
+/** The per-team limits of a ProviderConfig, as the Team reads them (nothing else of it). */
+export const ProviderLimitsView = z.looseObject({
+  spec: z.looseObject({
+    limits: z.looseObject({
+      maxClustersPerTeam: z.number().int().min(1).optional(),
+      maxNodesPerTeam: z.number().int().min(1).optional(),
+    }).optional(),
+  }).optional(),
+});
+/** A ProviderConfig's per-team limits. */
+export type ProviderLimitsView = z.infer<typeof ProviderLimitsView>;

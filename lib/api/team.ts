@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { readLimit } from "../quantity/mod.ts";
 
 /** Team roles, lowest first. */
 export const ROLES = ["viewer", "operator", "admin"] as const;
@@ -108,6 +109,8 @@ export const ObservedCluster = z.looseObject({
     }).optional(),
     addons: z.array(z.looseObject({ name: z.string() })).optional(),
   }).optional(),
+  /** `status.effective` holds the shape the cluster was given: unset fields keep it. */
+  status: z.unknown().optional(),
 });
 /** A TenantCluster as the Team sees it. */
 export type ObservedCluster = z.infer<typeof ObservedCluster>;
@@ -115,4 +118,32 @@ export type ObservedCluster = z.infer<typeof ObservedCluster>;
 /** The namespace of a team. */
 export function teamNamespace(team: string): string {
   return `team-${team}`;
+}
+
+/** The Team limits and per-cluster defaults that are quantities, by field path. */
+const QUANTITY_FIELDS = [
+  "maxCPUCores",
+  "maxMemory",
+  "maxStorage",
+  "defaultCPUPerNode",
+  "defaultMemoryPerNode",
+] as const;
+
+/**
+ * The Team's quantities that do not read (stored before the CRD refused them): each a field path and why. A limit
+ * that cannot be read is never taken as "no limit": admission refuses what it would check and the Team reports
+ * it (`Ready=False`, reason `InvalidLimits`).
+ *
+ * @example
+ * ```ts
+ * limitProblems({ access: {}, resourceLimits: { maxMemory: "480GB" } });
+ * // ["spec.resourceLimits.maxMemory: invalid quantity \"480GB\""]
+ * ```
+ */
+export function limitProblems(spec: TeamSpec): string[] {
+  const limits = spec.resourceLimits ?? {};
+  return QUANTITY_FIELDS.flatMap((field) => {
+    const l = readLimit(limits[field]);
+    return l.ok ? [] : [`spec.resourceLimits.${field}: ${l.message}`];
+  });
 }

@@ -58,7 +58,11 @@ export type ChildAllocation = z.infer<typeof ChildAllocation>;
 
 /** The ProviderConfig fields the TenantCluster uses (the ProviderConfig hook's own schemas). */
 export const ProviderView = z.looseObject({
-  metadata: z.looseObject({ name: z.string(), namespace: z.string().optional() }),
+  metadata: z.looseObject({
+    name: z.string(),
+    namespace: z.string().optional(),
+    deletionTimestamp: z.string().nullable().optional(),
+  }),
   spec: z.looseObject({
     provider: z.string().optional(),
     scope: ProviderScope.optional(),
@@ -100,4 +104,115 @@ export function providerRefOf(spec: unknown): { name: string; namespace: string 
     name: ref.name,
     namespace: typeof ref.namespace === "string" && ref.namespace ? ref.namespace : SYSTEM_NAMESPACE,
   };
+}
+
+/**
+ * The Team a TenantCluster belongs to: `spec.teamRef.name`, else the team whose namespace (`team-{name}`) it is in.
+ *
+ * @example
+ * ```ts
+ * teamNameOf("team-payments", {}); // "payments"
+ * ```
+ */
+export function teamNameOf(namespace: string, spec: unknown): string | undefined {
+  const ref = (spec as { teamRef?: { name?: unknown } } | undefined)?.teamRef?.name;
+  if (typeof ref === "string" && ref) return ref;
+  return namespace.startsWith("team-") && namespace.length > 5 ? namespace.slice(5) : undefined;
+}
+
+/** A ProviderConfig reference with its namespace resolved. */
+export interface ProviderRef {
+  readonly name: string;
+  readonly namespace: string;
+}
+
+/** The ProviderConfig a TenantCluster uses, where the reference came from, and where it was looked for. */
+export interface ProviderChoice {
+  readonly ref: ProviderRef;
+  readonly source: "explicit" | "team";
+  /** The Team default as recorded at the cluster's first sync (not the Team's current one). */
+  readonly recorded?: true;
+  /** What was looked for, for a "not found" message. */
+  readonly looked: string;
+}
+
+/**
+ * Where a Team's default provider (`spec.providerConfigRef.name`) is looked up, in order: the team namespace
+ * (the seed's Team CRD says so), then `butler-system` (where the seed's examples keep the ProviderConfigs they
+ * name).
+ *
+ * @example
+ * ```ts
+ * teamProviderNamespaces("team-payments"); // ["team-payments", "butler-system"]
+ * ```
+ */
+export function teamProviderNamespaces(clusterNamespace: string): string[] {
+  return clusterNamespace === SYSTEM_NAMESPACE ? [SYSTEM_NAMESPACE] : [clusterNamespace, SYSTEM_NAMESPACE];
+}
+
+/**
+ * The Team default a cluster was given when it was first synced (`status.effective.providerConfigRef` with
+ * source `team`): a later change of the Team's default does not move it.
+ *
+ * @example
+ * ```ts
+ * recordedProviderRef({ effective: { providerConfigRef: { value: { name: "h", namespace: "butler-system" }, source: "team" } } });
+ * // { name: "h", namespace: "butler-system" }
+ * ```
+ */
+export function recordedProviderRef(status: unknown): ProviderRef | undefined {
+  const r = (status as { effective?: { providerConfigRef?: { value?: unknown; source?: unknown } } } | null)
+    ?.effective?.providerConfigRef;
+  const v = r?.value as { name?: unknown; namespace?: unknown } | undefined;
+  return r?.source === "team" && typeof v?.name === "string" && v.name && typeof v.namespace === "string" &&
+      v.namespace
+    ? { name: v.name, namespace: v.namespace }
+    : undefined;
+}
+
+/**
+ * The ProviderConfig a TenantCluster uses, exactly as the controller, admission and the finalizers resolve it:
+ * its own `providerConfigRef`; else the Team default it was given at its first sync (`recorded`, from
+ * {@linkcode recordedProviderRef}); else its Team's default, the first of {@linkcode teamProviderNamespaces} where
+ * `exists` finds it (the last one when none does, so a default created later is found where it will be looked
+ * for). `undefined` when neither the cluster nor its Team names one.
+ *
+ * @example
+ * ```ts
+ * resolveProviderRef("team-a", {}, { team: "a", defaultName: "harvester" }, () => false);
+ * // { ref: { name: "harvester", namespace: "butler-system" }, source: "team", looked: ... }
+ * ```
+ */
+export function resolveProviderRef(
+  namespace: string,
+  spec: unknown,
+  team: { readonly team?: string | undefined; readonly defaultName?: string | undefined },
+  exists: (ref: ProviderRef) => boolean,
+  recorded?: ProviderRef | undefined,
+): ProviderChoice | undefined {
+  const own = providerRefOf(spec);
+  if (own) return { ref: own, source: "explicit", looked: `${own.namespace}/${own.name}` };
+  if (recorded) {
+    return {
+      ref: recorded,
+      source: "team",
+      recorded: true,
+      looked: `${providerKey(recorded)} (recorded in status.effective)`,
+    };
+  }
+  const name = team.defaultName;
+  if (!team.team || !name) return undefined;
+  const candidates = teamProviderNamespaces(namespace).map((ns) => ({ name, namespace: ns }));
+  return {
+    ref: candidates.find(exists) ?? candidates.at(-1)!,
+    source: "team",
+    looked: `"${name}" (team "${team.team}"'s providerConfigRef) in ${
+      candidates.map((c) => c.namespace).join(" or ")
+    }`,
+  };
+}
+
+/** `namespace/name` of a provider reference: how ledgers, usage and related maps key it. */
+export function providerKey(ref: ProviderRef): string {
+  return `${ref.namespace}/${ref.name}`;
 }

@@ -77,8 +77,12 @@ export interface Binding<Req extends z.ZodType, Res extends z.ZodType> {
     response: z.output<Res>,
     context: HookContext,
   ) => readonly Signal[];
-  /** What the function needs read from the API first (admission only); hooks read nothing. */
-  readonly plan?: (request: z.output<Req>) => ReadPlan;
+  /**
+   * What the function needs read from the API first (admission only); hooks read nothing. Called again with what
+   * has been read, until it asks for nothing new (at most {@linkcode MAX_READ_ROUNDS} rounds): a read may depend on
+   * another (a TenantCluster's provider on its Team's default).
+   */
+  readonly plan?: (request: z.output<Req>, reads: Reads) => ReadPlan;
   /**
    * Requests with the same key write the same object (admission's ledger): after a first conflict, their retries
    * are decided one after the other in this process, so that they stop conflicting with each other. Other
@@ -155,6 +159,29 @@ const NO_API = "admission needs the Kubernetes API, and none is configured";
 /** Decisions made and written again after conflicts, before the answer is "try again". */
 export const MAX_DECISION_ATTEMPTS = 8;
 
+/** Rounds of reads a decision may make, each depending on the ones before. */
+export const MAX_READ_ROUNDS = 3;
+
+/**
+ * Reads what `plan` asks for, then asks it again with what was read, until it asks for nothing new. A plan that
+ * still asks for more after {@linkcode MAX_READ_ROUNDS} rounds is our bug, and fails the call.
+ */
+async function readAll(
+  plan: (reads: Reads) => ReadPlan,
+  kube: KubeReader,
+): Promise<Reads> {
+  let reads: Reads = {};
+  for (let round = 0; round < MAX_READ_ROUNDS; round++) {
+    const wanted = Object.entries(plan(reads)).filter(([name]) => !(name in reads));
+    if (!wanted.length) return reads;
+    reads = { ...reads, ...(await execute(Object.fromEntries(wanted), kube)) };
+  }
+  if (Object.keys(plan(reads)).some((name) => !(name in reads))) {
+    throw new Error(`admission read plan did not settle after ${MAX_READ_ROUNDS} rounds`);
+  }
+  return reads;
+}
+
 async function execute(plan: ReadPlan, kube: KubeReader): Promise<Reads> {
   const entries = await Promise.all(
     Object.entries(plan).map(async ([name, read]) =>
@@ -222,9 +249,9 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
       }
     }
 
-    const plan = binding.plan?.(request) ?? {};
+    const plan = (reads: Reads) => binding.plan?.(request, reads) ?? {};
     const kube = runtime.kube;
-    if (Object.keys(plan).length && !kube) {
+    if (Object.keys(plan({})).length && !kube) {
       return jsonError(c, 503, NO_API);
     }
     return await decide(c, request, plan, now, binding.serialize?.(request), performance.now());
@@ -237,7 +264,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
   async function decide(
     c: Context<AppEnv>,
     request: z.output<Req>,
-    plan: ReadPlan,
+    plan: (reads: Reads) => ReadPlan,
     now: Date,
     key: string | undefined,
     started: number,
@@ -249,7 +276,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
       let outcome: z.input<Res> | Staged<z.input<Res>> | undefined;
       try {
         // A read or write that fails is an error, not a denial: the API server then applies the failurePolicy.
-        const reads = Object.keys(plan).length ? await execute(plan, kube!) : {};
+        const reads = Object.keys(plan({})).length ? await readAll(plan, kube!) : {};
         outcome = binding.run(request, { now, config: runtime.hookConfig }, reads);
         if (!isStaged(outcome)) {
           result = outcome;
@@ -378,7 +405,7 @@ export function bindAdmission(
     context: HookContext,
     reads: Reads,
   ) => AdmissionDecision | Staged<AdmissionDecision>,
-  plan?: (review: AdmissionReviewRequest) => ReadPlan,
+  plan?: (review: AdmissionReviewRequest, reads: Reads) => ReadPlan,
   serialize?: (review: AdmissionReviewRequest) => string | undefined,
 ): Handler<AppEnv> {
   return bind({

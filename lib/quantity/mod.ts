@@ -94,20 +94,44 @@ export function fromCount(n: number): Quantity {
   return { nanos: BigInt(n) * 1_000_000_000n, binary: false };
 }
 
+/** A limit as read: none (unset), a limit (0 included), or text that is not a quantity. */
+export type Limit =
+  | { readonly ok: true; readonly limit?: Quantity }
+  | { readonly ok: false; readonly message: string };
+
 /**
- * A limit as Team and environment quotas read it: set when present and positive; 0, unset or unparseable means
- * no cap (upstream's CPU check and the environment limits).
+ * A limit as Team and environment quotas read it. Only an unset limit is not enforced (the seeds: "When a limit
+ * is not set, no enforcement is applied"); `0` is a limit of zero, so a platform admin can freeze a team. Text
+ * that is not a quantity is an error, never "no limit": callers refuse or report it (fail closed).
  *
  * @example
  * ```ts
- * positiveLimit("24"); // { nanos: 24000000000n, binary: false }
- * positiveLimit(0);    // undefined
+ * readLimit("24");      // { ok: true, limit: { nanos: 24000000000n, binary: false } }
+ * readLimit(0);         // { ok: true, limit: { nanos: 0n, binary: false } }
+ * readLimit(undefined); // { ok: true }
+ * readLimit("480GB").ok; // false
  * ```
  */
-export function positiveLimit(v: string | number | undefined): Quantity | undefined {
-  if (v === undefined) return undefined;
+export function readLimit(v: string | number | undefined): Limit {
+  if (v === undefined) return { ok: true };
   const p = parseQuantity(v);
-  return p.ok && p.value.nanos > 0n ? p.value : undefined;
+  if (!p.ok) return p;
+  if (p.value.nanos < 0n) return { ok: false, message: `negative quantity ${JSON.stringify(v)}` };
+  return { ok: true, limit: p.value };
+}
+
+/**
+ * The limit to enforce, or `undefined` when none is set or it cannot be read (the caller has reported that
+ * through {@linkcode readLimit}).
+ *
+ * @example
+ * ```ts
+ * limitOf(0); // { nanos: 0n, binary: false }
+ * ```
+ */
+export function limitOf(v: string | number | undefined): Quantity | undefined {
+  const l = readLimit(v);
+  return l.ok ? l.limit : undefined;
 }
 
 /** -1, 0 or 1. */
