@@ -24,7 +24,6 @@ function component(dir: string): Manifest[] {
 Deno.test("Argo CD sync waves order Butler's install", () => {
   const objects = [
     ...loadKustomization(`${ROOT}manifests`),
-    ...component(`${ROOT}manifests/components/admission-webhooks`),
     ...component(`${ROOT}manifests/components/monitoring`),
     ...component(`${ROOT}manifests/components/network-policy`),
     ...component(`${ROOT}manifests/components/reporter`),

@@ -32,6 +32,7 @@ Deno.test("manifests build", async (t) => {
         "ClusterRoleBinding",
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
       ];
       if (clusterScoped.includes(o.kind)) {
         continue;

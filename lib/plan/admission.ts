@@ -24,7 +24,7 @@ export interface WebhookSpec {
 
 /**
  * The webhooks of a set of manifests (every ValidatingWebhookConfiguration): the same objects the
- * admission-webhooks component installs. Their `matchConditions` only spare the API server calls the webhook
+ * base installs (manifests/admission-webhooks). Their `matchConditions` only spare the API server calls the webhook
  * would allow anyway, so the plan calls every webhook whose rules and `namespaceSelector` match.
  */
 export function webhookSpecs(manifests: readonly Obj[]): WebhookSpec[] {

@@ -20,7 +20,7 @@ export const INSTALL_PATHS: readonly string[] = [
   "manifests/namespace.yaml",
   "manifests/crds",
   "manifests/controllers",
-  "manifests/components/admission-webhooks/webhooks.yaml",
+  "manifests/admission-webhooks/webhooks.yaml",
 ];
 
 /**

@@ -157,6 +157,18 @@ Deno.test("who may change a Team's limits", async (t) => {
     const r = await patch("team", TEAM, { spec: { description: "x" } }, bob);
     assert.match(r.stderr, /User "bob@example\.com" cannot patch resource "teams"/);
   });
+  await t.step("spec.namespaceQuota is the platform's too: a team admin may not change it", async () => {
+    const quota = {
+      spec: {
+        namespaceQuota: { resourceQuotas: [{ name: "compute", spec: { hard: { "requests.cpu": "64" } } }] },
+      },
+    };
+    denied(
+      await patch("team", TEAM, quota, alice),
+      'spec.namespaceQuota may only be modified by platform admins; user "alice@example.com" is not a platform admin',
+    );
+    allowed(await patch("team", TEAM, quota, pat));
+  });
   await t.step("creating a Team with limits takes a platform admin", async () => {
     const team = (spec: Obj) => ({
       apiVersion: "butler.butlerlabs.dev/v1alpha1",
@@ -177,6 +189,13 @@ Deno.test("who may change a Team's limits", async (t) => {
     );
     allowed(await create(team({ environments: [{ name: "dev" }] }), editor));
     allowed(await create(team({ resourceLimits: { maxClusters: 2 } }), pat));
+    denied(
+      await create(
+        team({ namespaceQuota: { limitRanges: [{ name: "small", spec: { limits: [] } }] } }),
+        editor,
+      ),
+      'spec.namespaceQuota may only be set by platform admins; user "editor@example.com" is not a platform admin',
+    );
   });
 });
 
@@ -232,6 +251,92 @@ Deno.test("TenantCluster: environment label migration and the requester's identi
     };
     allowed(await patch("tenantcluster", "migrating", migration, carol, NS));
   });
+  await t.step("a migration annotation left on the cluster permits no later label change", async () => {
+    const migrated = {
+      metadata: {
+        labels: { "butler.butlerlabs.dev/environment": "prod" },
+        annotations: { "butler.butlerlabs.dev/migration-operation": "true" },
+      },
+    };
+    await kubectlOk([
+      "patch",
+      "tenantcluster",
+      "migrating",
+      "-n",
+      NS,
+      "--type=merge",
+      "-p",
+      JSON.stringify(migrated),
+    ]);
+    const back = { metadata: { labels: { "butler.butlerlabs.dev/environment": "dev" } } };
+    denied(
+      await patch("tenantcluster", "migrating", back, carol, NS),
+      'env label changes require the "butler.butlerlabs.dev/migration-operation" annotation set to "true" by the same update; it is left over from an earlier migration: remove it, then set it again together with the label',
+    );
+    denied(
+      await patch("tenantcluster", "migrating", back, pat, NS),
+      "it is left over from an earlier migration",
+    );
+    // The documented way: remove the annotation, then set it again together with the label.
+    await kubectlOk([
+      "annotate",
+      "tenantcluster",
+      "migrating",
+      "-n",
+      NS,
+      "butler.butlerlabs.dev/migration-operation-",
+    ]);
+    denied(
+      await patch("tenantcluster", "migrating", back, carol, NS),
+      'env label changes require the "butler.butlerlabs.dev/migration-operation" annotation set to "true"; use `butleradm env migrate`',
+    );
+    allowed(
+      await patch(
+        "tenantcluster",
+        "migrating",
+        { ...back, metadata: { ...back.metadata, annotations: migrated.metadata.annotations } },
+        carol,
+        NS,
+      ),
+    );
+  });
+  await t.step(
+    "adding creator-email or owner to an existing cluster is a claim: only for oneself",
+    async () => {
+      await apply(cluster("unowned"));
+      for (const key of ["butler.butlerlabs.dev/owner", "butler.butlerlabs.dev/creator-email"]) {
+        denied(
+          await patch(
+            "tenantcluster",
+            "unowned",
+            { metadata: { annotations: { [key]: "alice@example.com" } } },
+            carol,
+            NS,
+          ),
+          `${key} must match the requesting identity "carol@example.com"; an annotation cannot claim a different user`,
+        );
+        allowed(
+          await patch(
+            "tenantcluster",
+            "unowned",
+            { metadata: { annotations: { [key]: "carol@example.com" } } },
+            carol,
+            NS,
+          ),
+        );
+        allowed(
+          await patch(
+            "tenantcluster",
+            "unowned",
+            { metadata: { annotations: { [key]: "alice@example.com" } } },
+            consoleSA,
+            NS,
+          ),
+        );
+      }
+      await kubectlOk(["delete", "tenantcluster", "unowned", "-n", NS, "--wait=false"]);
+    },
+  );
   await t.step("creator-email and owner are immutable", async () => {
     denied(
       await patch(

@@ -8,7 +8,7 @@ import { parse, parseAllDocuments } from "yaml";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
-import { createKubeClient, loadKubeConfig } from "../../lib/kube/mod.ts";
+import { createKubeClient } from "../../lib/kube/mod.ts";
 import { type CommandRun, runCommand } from "../../lib/testing/mod.ts";
 import { operatorCrds } from "./tools.ts";
 
@@ -196,8 +196,12 @@ async function awaitPolicy(example: InvalidExample): Promise<void> {
  * The hook service (every route, admission reading this cluster with the kube client) served over TLS on a free
  * loopback port, for webhook configurations to call.
  */
-export function serveAdmission(): Deno.HttpServer<Deno.NetAddr> {
-  const kube = createKubeClient(loadKubeConfig({ KUBECONFIG: cluster().kubeconfig }, Deno.readTextFileSync)!);
+export async function serveAdmission(): Promise<Deno.HttpServer<Deno.NetAddr>> {
+  await installManifests();
+  // The webhooks read and write as their own ServiceAccount, with the shipped RBAC and ledger policy.
+  const token = (await kubectlOk(["create", "token", "butler-hooks", "-n", "butler-system", "--duration=2h"]))
+    .trim();
+  const kube = createKubeClient({ server: cluster().server, token: () => token });
   const service = createApp({
     bodyLimitBytes: 1 << 24,
     clockOverride: false,
@@ -307,7 +311,16 @@ export function installManifests(): Promise<void> {
   installed ??= (async () => {
     await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "tests/api/crds/"]);
     await installOperatorCrds();
-    await kubectlOk(["apply", "--server-side", "--validate=strict", "-k", "manifests/"]);
+    // The base, all but its webhook configuration: no hook service runs in the test cluster, so each test that
+    // needs the webhooks serves them itself (serveAdmission, as the webhook's ServiceAccount) and registers them
+    // pointing at its own server (shippedWebhooks). Their RBAC and the ledger policy are installed as shipped.
+    const rendered = await runCommand("kubectl", ["kustomize", `${ROOT}/manifests`], {});
+    if (rendered.code !== 0) throw new Error(rendered.stderr);
+    const objects = parseAllDocuments(rendered.stdout).map((d) => d.toJS())
+      .filter((o) => o && o.kind !== "ValidatingWebhookConfiguration");
+    await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "-"], {
+      stdin: objects.map((o) => JSON.stringify(o)).join("\n"),
+    });
     await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
     await Promise.all(invalidExamples().filter((e) => e.refusedBy).map(awaitPolicy));
   })();
@@ -315,17 +328,25 @@ export function installManifests(): Promise<void> {
 }
 
 /**
- * The webhook component's objects as `kubectl kustomize` renders them in the example overlay, minus the
- * cert-manager kinds: each webhook pointed at `base` (the test's TLS server) with the test CA, when given.
+ * The base's admission webhook objects (manifests/admission-webhooks) as `kubectl kustomize manifests/` renders
+ * them: each webhook pointed at `base` (the test's TLS server) with the test CA, when given.
  */
 // deno-lint-ignore no-explicit-any
 export async function shippedAdmissionObjects(base?: string): Promise<Record<string, any>[]> {
-  const out = await new Deno.Command("kubectl", {
-    args: ["kustomize", `${ROOT}/examples/kustomize/with-admission-webhooks`],
-  }).output();
+  const out = await new Deno.Command("kubectl", { args: ["kustomize", `${ROOT}/manifests`] }).output();
   if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
-  // deno-lint-ignore no-explicit-any
-  const docs = parseAllDocuments(new TextDecoder().decode(out.stdout)).map((d) => d.toJS() as any);
+  const dir = `${ROOT}/manifests/admission-webhooks`;
+  const ours = new Set(
+    [...Deno.readDirSync(dir)].flatMap((f) =>
+      parseAllDocuments(Deno.readTextFileSync(`${dir}/${f.name}`)).map((d) => {
+        const o = d.toJS() as { kind: string; metadata: { name: string } };
+        return `${o.kind}/${o.metadata.name}`;
+      })
+    ),
+  );
+  const docs = parseAllDocuments(new TextDecoder().decode(out.stdout)).map((d) => d.toJS())
+    // deno-lint-ignore no-explicit-any
+    .filter((d: any) => ours.has(`${d.kind}/${d.metadata.name}`));
   const caBundle = btoa(Deno.readTextFileSync(cluster().caFile));
   for (const d of docs.filter((d) => d.kind === "ValidatingWebhookConfiguration")) {
     delete d.metadata.annotations; // cert-manager's CA injection: the test CA instead

@@ -66,7 +66,7 @@ const create = (yaml: string, dryRun = false) =>
 
 Deno.test("plan and a real API server agree", async (t) => {
   await installManifests();
-  const server = serveAdmission();
+  const server = await serveAdmission();
   try {
     await kubectlOk(["apply", "--server-side", "-f", "-"], {
       stdin: JSON.stringify(await shippedWebhooks(`https://127.0.0.1:${server.addr.port}`)),

@@ -75,12 +75,8 @@ async function race(
 }
 
 Deno.test("quotas at admission on a real API server", async (t) => {
+  // The base installs the webhooks' RBAC and the ledger policy as shipped.
   await installManifests();
-  const shipped = await shippedAdmissionObjects();
-  for (const d of shipped) {
-    const isLedgerPolicy = String(d.metadata?.name).startsWith("butler-quota-ledger");
-    if (/^ClusterRole(Binding)?$/.test(String(d.kind)) || isLedgerPolicy) await applyObject(d);
-  }
   const token = (await kubectlOk(["create", "token", "butler-hooks", "-n", "butler-system", "--duration=1h"]))
     .trim();
   // Two webhook instances, each with its own client as the webhook's ServiceAccount; requests alternate.

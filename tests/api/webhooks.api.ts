@@ -56,7 +56,7 @@ function allowed(r: { code: number; stderr: string }): void {
 
 Deno.test("admission webhooks on a real API server", async (t) => {
   await installManifests();
-  let server: Deno.HttpServer<Deno.NetAddr> | undefined = serveAdmission();
+  let server: Deno.HttpServer<Deno.NetAddr> | undefined = await serveAdmission();
   const base = `https://127.0.0.1:${server.addr.port}`;
   try {
     for (const [ns, team] of [[NS, "webhooks"], [OTHER_NS, "webhooks-data"]]) {
