@@ -39,6 +39,7 @@ const reporter = startReporter({
   renewSeconds: config.renewSeconds,
   heartbeatSeconds: config.heartbeatSeconds,
   kubeconfigRecheckSeconds: config.kubeconfigRecheckSeconds,
+  metallbResyncSeconds: config.metallbResyncSeconds,
   log,
   registry,
 });

@@ -26,6 +26,7 @@ const ReporterEnv = z.object({
   REPORTER_RENEW_SECONDS: int("REPORTER_RENEW_SECONDS", 1, 100, 10),
   REPORTER_HEARTBEAT_SECONDS: int("REPORTER_HEARTBEAT_SECONDS", 5, 55, 45),
   KUBECONFIG_RECHECK_SECONDS: int("KUBECONFIG_RECHECK_SECONDS", 1, 3600, 60),
+  METALLB_RESYNC_SECONDS: int("METALLB_RESYNC_SECONDS", 5, 3600, 60),
 }).refine((e) => e.REPORTER_RENEW_SECONDS * 2 <= e.REPORTER_LEASE_SECONDS, {
   message: "REPORTER_RENEW_SECONDS must be at most half of REPORTER_LEASE_SECONDS",
   path: ["REPORTER_RENEW_SECONDS"],
@@ -45,6 +46,8 @@ export interface ReporterConfig {
   readonly renewSeconds: number;
   readonly heartbeatSeconds: number;
   readonly kubeconfigRecheckSeconds: number;
+  /** How often a tenant's MetalLB configuration is applied again though nothing changed (reverts drift). */
+  readonly metallbResyncSeconds: number;
 }
 
 /**
@@ -74,6 +77,7 @@ export function loadReporterConfig(
       renewSeconds: e.REPORTER_RENEW_SECONDS,
       heartbeatSeconds: e.REPORTER_HEARTBEAT_SECONDS,
       kubeconfigRecheckSeconds: e.KUBECONFIG_RECHECK_SECONDS,
+      metallbResyncSeconds: e.METALLB_RESYNC_SECONDS,
     },
   };
 }

@@ -148,7 +148,10 @@ export interface InventoryInput {
   readonly previous?: { readonly spec?: unknown; readonly status?: unknown } | undefined;
   readonly health: TenantHealth;
   readonly now: Date;
+  /** How often `observedAt` is refreshed; `Infinity` for a tenant whose demand nobody reads (static IPAM). */
   readonly heartbeatSeconds?: number;
+  /** More conditions to hold in status (the MetalLB configuration's). */
+  readonly conditions?: readonly ConditionInput[];
 }
 
 /** What to write: `spec` when the Services changed or the heartbeat is due, `status` when it changed. */
@@ -282,7 +285,11 @@ export function planInventory(input: InventoryInput): InventoryPlan {
   const status: InventoryStatus = {
     services: written.length,
     pending: written.filter((s) => !(s.ingressIPs ?? []).length).length,
-    conditions: conditions([reporting, complete], PreviousConditions.parse(previousStatus.conditions), now),
+    conditions: conditions(
+      [reporting, complete, ...(input.conditions ?? [])],
+      PreviousConditions.parse(previousStatus.conditions),
+      now,
+    ),
   };
   // The API server returns objects with sorted keys: compare by content, not by key order.
   const statusChanged = sortedJson(status) !== sortedJson(input.previous?.status ?? null);

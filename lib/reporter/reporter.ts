@@ -1,7 +1,7 @@
 /**
  * The LoadBalancer reporter: watches TenantClusters and ProviderConfigs in the management cluster, keeps its
- * membership Lease, and runs a {@linkcode startTenant} worker for each elastic tenant that hashes to this
- * replica. Started by `main.ts reporter`.
+ * membership Lease, and runs a {@linkcode startTenant} worker for each IPAM tenant that hashes to this replica
+ * (its MetalLB configuration; its Services too when elastic). Started by `main.ts reporter`.
  *
  * @module
  */
@@ -26,6 +26,8 @@ export interface ReporterOptions {
   readonly renewSeconds?: number;
   readonly heartbeatSeconds?: number;
   readonly kubeconfigRecheckSeconds?: number;
+  /** How often each tenant's MetalLB configuration is applied again though nothing changed (default 60 s). */
+  readonly metallbResyncSeconds?: number;
   readonly clock?: () => Date;
   readonly log: (record: Record<string, unknown>) => void;
   readonly registry?: client.Registry;
@@ -72,13 +74,16 @@ function slim(raw: unknown): unknown {
   const o = raw as {
     metadata?: Record<string, unknown>;
     spec?: { providerConfigRef?: unknown; network?: unknown };
-    status?: { effective?: { providerConfigRef?: unknown } };
+    status?: { effective?: { providerConfigRef?: unknown }; loadBalancer?: { addresses?: unknown } };
   };
   const m = o.metadata ?? {};
   return {
     metadata: { namespace: m.namespace, name: m.name, uid: m.uid, deletionTimestamp: m.deletionTimestamp },
     spec: { providerConfigRef: o.spec?.providerConfigRef, network: o.spec?.network },
-    status: { effective: { providerConfigRef: o.status?.effective?.providerConfigRef } },
+    status: {
+      effective: { providerConfigRef: o.status?.effective?.providerConfigRef },
+      loadBalancer: { addresses: o.status?.loadBalancer?.addresses },
+    },
   };
 }
 
@@ -130,6 +135,7 @@ export function startReporter(options: ReporterOptions): Reporter {
     clock,
     heartbeatSeconds: options.heartbeatSeconds ?? HEARTBEAT_SECONDS,
     kubeconfigRecheckSeconds: options.kubeconfigRecheckSeconds ?? 60,
+    metallbResyncSeconds: options.metallbResyncSeconds ?? 60,
     // A healthy watch hears from the server at least when it ends (at most 60 s) and reconnects.
     contactMaxAgeSeconds: 80,
     log,
@@ -171,7 +177,9 @@ export function startReporter(options: ReporterOptions): Reporter {
     await Promise.all(gone.map((w) => w.stop()));
     for (const w of gone) log({ msg: "stopped watching tenant", tenant: w.tenant.key });
     for (const [key, t] of wanted) {
-      if (!workers.has(key)) workers.set(key, startTenant(t, tenantContext));
+      const running = workers.get(key);
+      if (running) running.update(t);
+      else workers.set(key, startTenant(t, tenantContext));
     }
   }
 

@@ -1,6 +1,8 @@
 /**
- * One watched tenant: reads its kubeconfig Secret, watches its Services with that kubeconfig, and writes its
- * LoadBalancerInventory as {@linkcode planInventory} decides. The adapter around the pure core.
+ * One served tenant: reads its kubeconfig Secret, watches its Services with that kubeconfig, writes its
+ * LoadBalancerInventory as {@linkcode planInventory} decides, and applies its MetalLB configuration (the
+ * TenantCluster's addresses) to the tenant by server-side apply, again every `metallbResyncSeconds` so that
+ * manual edits are reverted. The adapter around the pure core.
  *
  * @module
  */
@@ -26,6 +28,8 @@ import {
 } from "./inventory.ts";
 import type { Tenant } from "./tenants.ts";
 import { hash53 } from "./shards.ts";
+import { METALLB_FIELD_MANAGER, metallbObjects } from "../metallb/mod.ts";
+import { metallbCondition, metallbFailure, type MetalLBOutcome } from "./metallb.ts";
 
 /** The field manager of every inventory write (all replicas share it, so none conflicts with another). */
 export const FIELD_MANAGER = "butler-reporter";
@@ -40,6 +44,8 @@ export interface TenantContext {
   readonly kubeconfigRecheckSeconds: number;
   /** How long without contact a watch still counts as healthy (seconds). */
   readonly contactMaxAgeSeconds: number;
+  /** How often the MetalLB configuration is applied again though nothing changed (reverts drift; seconds). */
+  readonly metallbResyncSeconds: number;
   readonly log: (record: Record<string, unknown>) => void;
   /** Runs a management API call when a slot is free: bounds the requests of all tenants together. */
   readonly limit: <T>(call: () => Promise<T>) => Promise<T>;
@@ -49,7 +55,10 @@ export interface TenantContext {
 
 /** A running tenant. */
 export interface TenantWorker {
+  /** The tenant as last given (its addresses change while it runs). */
   readonly tenant: Tenant;
+  /** Takes the tenant's new addresses (or allocation mode): applied to the tenant at once. */
+  update(tenant: Tenant): void;
   /** How the tenant is read now (`Connecting` before the first answer). */
   state(): TenantHealth["state"] | "Connecting";
   stop(): Promise<void>;
@@ -71,7 +80,8 @@ function healthOf(error: KubeApiError): TenantHealth {
 }
 
 /** Starts watching one tenant. */
-export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
+export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
+  let tenant = initial;
   const inventoryPath = `${INVENTORIES}/${tenant.namespace}/loadbalancerinventories/${tenant.name}`;
   const secretPath = `/api/v1/namespaces/${tenant.namespace}/secrets/${tenant.secretName}`;
   const secretRef = `Secret ${tenant.namespace}/${tenant.secretName}`;
@@ -80,7 +90,12 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
   let loaded = false;
   let secretVersion: string | undefined;
   let connection: KubeConnection | undefined;
+  let tenantClient: FullKubeClient | undefined;
   let watcher: Watcher<FactResult> | undefined;
+  let metallb: MetalLBOutcome = { state: "NotConnected" };
+  let metallbApplied = ""; // the addresses last applied, as JSON
+  let metallbDueAt = 0;
+  let metallbRun: Promise<void> = Promise.resolve();
   let problem: TenantHealth | undefined; // kubeconfig problems, before any watch
   let writing: Promise<void> = Promise.resolve();
   let lastSpecWrite = 0;
@@ -107,6 +122,8 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
     const [w, c] = [watcher, connection];
     watcher = undefined;
     connection = undefined;
+    tenantClient = undefined;
+    metallbApplied = "";
     await w?.stop();
     c?.httpClient?.close();
   }
@@ -142,6 +159,7 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
     }
     problem = undefined;
     const client = createKubeClient(connection, { retries: 0 });
+    tenantClient = client;
     watcher = startWatch({
       client,
       path: "/api/v1/services",
@@ -173,6 +191,38 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
     }, wait);
   }
 
+  /**
+   * Applies the MetalLB pool and advertisement when the addresses changed since the last success, or the resync
+   * is due (so an edit in the tenant is reverted); records the outcome for the inventory's status.
+   */
+  async function syncMetalLB(): Promise<void> {
+    const client = tenantClient;
+    const before = metallb;
+    const addresses = tenant.addresses;
+    const wanted = JSON.stringify(addresses);
+    if (stopped) return;
+    if (!client) metallb = { state: "NotConnected" };
+    else if (!addresses.length) metallb = { state: "NoAddresses" };
+    else if (wanted !== metallbApplied || Date.now() >= metallbDueAt) {
+      metallbDueAt = Date.now() + ctx.metallbResyncSeconds * 1000;
+      try {
+        for (const o of metallbObjects(addresses)) await client.apply(o.path, o.body, METALLB_FIELD_MANAGER);
+        metallbApplied = wanted;
+        metallb = { state: "Applied", addresses };
+      } catch (err) {
+        metallbApplied = "";
+        metallb = metallbFailure(err);
+        // The tenant writes the error's text: bounded in the log, never in status.
+        ctx.log({
+          msg: "MetalLB configuration not applied",
+          tenant: tenant.key,
+          error: truncate(String(err), 300),
+        });
+      }
+    }
+    if (JSON.stringify(metallb) !== JSON.stringify(before)) schedule();
+  }
+
   async function reconcile(): Promise<void> {
     if (stopped) return;
     if (!loaded) {
@@ -193,7 +243,8 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
       previous,
       health: h,
       now: ctx.clock(),
-      heartbeatSeconds,
+      heartbeatSeconds: tenant.elastic ? heartbeatSeconds : Infinity,
+      conditions: [metallbCondition(metallb)],
     });
     try {
       if (plan.spec) {
@@ -225,20 +276,41 @@ export function startTenant(tenant: Tenant, ctx: TenantContext): TenantWorker {
     }
   }
 
+  const applyMetalLB = () => {
+    metallbRun = metallbRun.then(syncMetalLB).catch((err) =>
+      ctx.log({ msg: "MetalLB sync failed", tenant: tenant.key, error: String(err) })
+    );
+  };
   const tick = setInterval(() => {
     if (Date.now() >= recheckAt) writing = writing.then(connect);
+    applyMetalLB();
     schedule();
   }, Math.min(TICK_MS, ctx.kubeconfigRecheckSeconds * 1000));
-  writing = writing.then(connect).then(() => schedule());
+  writing = writing.then(connect).then(() => {
+    applyMetalLB();
+    schedule();
+  });
 
   return {
-    tenant,
+    get tenant() {
+      return tenant;
+    },
+    update(next: Tenant) {
+      const changed = JSON.stringify(next.addresses) !== JSON.stringify(tenant.addresses) ||
+        next.elastic !== tenant.elastic;
+      tenant = next;
+      if (changed) {
+        applyMetalLB();
+        schedule();
+      }
+    },
     state: () => health()?.state ?? "Connecting",
     async stop() {
       stopped = true;
       clearInterval(tick);
       if (debounce !== undefined) clearTimeout(debounce);
       await writing.catch(() => {});
+      await metallbRun.catch(() => {});
       await stopWatch();
     },
   };

@@ -1,7 +1,8 @@
 /**
- * Which TenantClusters the reporter watches: those whose ProviderConfig is in IPAM mode with elastic
- * load-balancer allocation. Pure: the adapter keeps the TenantClusters and ProviderConfigs it watches and asks
- * again whenever either changes.
+ * Which TenantClusters the reporter serves: those whose ProviderConfig is in IPAM mode. Each gets its MetalLB
+ * configuration (the addresses in its status) applied to the tenant; an elastic one also has its Services
+ * reported. Pure: the adapter keeps the TenantClusters and ProviderConfigs it watches and asks again whenever
+ * either changes.
  *
  * @module
  */
@@ -16,6 +17,10 @@ export interface Tenant extends TenantRef {
   readonly key: string;
   readonly secretName: string;
   readonly secretKey: string;
+  /** Elastic allocation: its demand is read (the inventory's heartbeat keeps `observedAt` fresh). */
+  readonly elastic: boolean;
+  /** The load-balancer addresses of its status (`start-end`), in the order MetalLB's pool lists them. */
+  readonly addresses: readonly string[];
 }
 
 /** Where tenant kubeconfigs are: the Secret name (`{name}` is the TenantCluster's) and its data key. */
@@ -39,6 +44,7 @@ const TenantClusterView = z.object({
   status: z.object({
     effective: z.object({ providerConfigRef: z.object({ value: Ref }).optional().catch(undefined) })
       .optional(),
+    loadBalancer: z.object({ addresses: z.array(z.string().max(100)).max(1000) }).optional().catch(undefined),
   }).optional().catch(undefined),
 });
 
@@ -62,13 +68,17 @@ export function reportedTenants(
   providerConfigs: Iterable<unknown>,
   location: KubeconfigLocation,
 ): Tenant[] {
-  const elastic = new Set<string>();
+  // IPAM providers, and whether each allocates elastically (mode defaults to cloud, as the TenantCluster reads it).
+  const ipam = new Map<string, boolean>();
   for (const raw of providerConfigs) {
     const pc = ProviderConfigView.safeParse(raw);
     if (!pc.success) continue;
     const network = pc.data.spec?.network;
-    if (network?.mode !== "cloud" && network?.loadBalancer?.allocationMode === "elastic") {
-      elastic.add(`${pc.data.metadata.namespace ?? SYSTEM_NAMESPACE}/${pc.data.metadata.name}`);
+    if (network?.mode === "ipam") {
+      ipam.set(
+        `${pc.data.metadata.namespace ?? SYSTEM_NAMESPACE}/${pc.data.metadata.name}`,
+        network.loadBalancer?.allocationMode === "elastic",
+      );
     }
   }
   const out: Tenant[] = [];
@@ -76,7 +86,8 @@ export function reportedTenants(
     const tc = TenantClusterView.safeParse(raw);
     if (!tc.success || tc.data.metadata.deletionTimestamp) continue;
     const ref = tc.data.status?.effective?.providerConfigRef?.value ?? providerRefOf(tc.data.spec);
-    if (!ref || !elastic.has(`${ref.namespace ?? SYSTEM_NAMESPACE}/${ref.name}`)) continue;
+    const elastic = ref && ipam.get(`${ref.namespace ?? SYSTEM_NAMESPACE}/${ref.name}`);
+    if (elastic === undefined) continue;
     const { namespace, name, uid } = tc.data.metadata;
     out.push({
       key: `${namespace}/${name}`,
@@ -85,6 +96,8 @@ export function reportedTenants(
       uid,
       secretName: location.secretName.replaceAll("{name}", name),
       secretKey: location.secretKey,
+      elastic,
+      addresses: tc.data.status?.loadBalancer?.addresses ?? [],
     });
   }
   return out.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0);

@@ -8,7 +8,7 @@
 import { encodeBase64 } from "../../lib/encoding/base64.ts";
 import { kubectlOk } from "./cluster.ts";
 import { startControlPlane } from "./run.ts";
-import { controlPlaneBinary } from "./tools.ts";
+import { controlPlaneBinary, operatorCrds } from "./tools.ts";
 
 /** Base64 of a text. */
 export const b64 = (text: string): string => encodeBase64(new TextEncoder().encode(text));
@@ -27,6 +27,13 @@ export interface TestTenant {
   assign(name: string, ip: string): Promise<string>;
   /** A kubeconfig reaching the tenant at `server` (default its own) with `token`. */
   kubeconfig(token: string, server?: string): string;
+  /**
+   * Installs MetalLB's IPAddressPool and L2Advertisement CRDs (MetalLB's own, pinned) and lets the reporter
+   * ServiceAccount get, create and patch them in `metallb-system`, as the README asks of a tenant.
+   */
+  installMetalLB(): Promise<void>;
+  /** The tenant's `IPAddressPool metallb-system/default-pool`, if any. */
+  metallbPool(): Promise<{ spec?: { addresses?: string[] } } | undefined>;
   stop(): Promise<void>;
 }
 
@@ -82,6 +89,54 @@ export async function startTestTenant(): Promise<TestTenant> {
       `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "${server}", ` +
       `certificate-authority-data: ${ca}}}]\nusers: [{name: r, user: {token: "${token}"}}]\n` +
       `contexts: [{name: t, context: {cluster: t, user: r}}]\ncurrent-context: t\n`,
+    async installMetalLB() {
+      const crds = await operatorCrds("metallb");
+      await kubectl([
+        "apply",
+        "--server-side",
+        "-f",
+        `${crds}/metallb.io_ipaddresspools.yaml`,
+        "-f",
+        `${crds}/metallb.io_l2advertisements.yaml`,
+      ]);
+      await kubectl(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+      await kubectl(["create", "namespace", "metallb-system"]);
+      await kubectl([
+        "create",
+        "role",
+        "butler-metallb",
+        "-n",
+        "metallb-system",
+        "--verb=get,create,patch",
+        "--resource=ipaddresspools.metallb.io,l2advertisements.metallb.io",
+      ]);
+      await kubectl([
+        "create",
+        "rolebinding",
+        "butler-metallb",
+        "-n",
+        "metallb-system",
+        "--role=butler-metallb",
+        "--serviceaccount=default:reporter",
+      ]);
+    },
+    async metallbPool() {
+      const out = await new Deno.Command("kubectl", {
+        args: [
+          `--kubeconfig=${plane.dir}/kubeconfig`,
+          "get",
+          "ipaddresspool",
+          "default-pool",
+          "-n",
+          "metallb-system",
+          "-o",
+          "json",
+        ],
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      return out.success ? JSON.parse(new TextDecoder().decode(out.stdout)) : undefined;
+    },
     stop: plane.stop,
   };
 }

@@ -1,9 +1,11 @@
 /**
  * The seed's elastic scenario end to end: real Metacontroller and hook service on the management cluster, a
- * second control plane as the tenant, and `main.ts reporter` between them. Services pending beyond the supply for
- * more than 30 s create growth allocations and the MetalLB ConfigMap gains their addresses; once the Services using
- * them are gone the growth is released after the grace (20 s here: the runner sets `TEST_SHRINK_GRACE_SECONDS`, tests
- * only; the shipped grace is the seed's 10 minutes).
+ * second control plane as the tenant (with MetalLB's own CRDs), and `main.ts reporter` between them. Services
+ * pending beyond the supply for more than 30 s create growth allocations; the MetalLB ConfigMap and the tenant's
+ * `IPAddressPool default-pool` (applied by the reporter) gain their addresses; once the Services using them are
+ * gone the growth is released after the grace (20 s here: the runner sets `TEST_SHRINK_GRACE_SECONDS`, tests only;
+ * the shipped grace is the seed's 10 minutes) and the pool follows. A manual edit of the pool in the tenant is
+ * reverted, and a static cluster's addresses reach the tenant the same way.
  * Runs after `lifecycle.e2e.ts` (files run in name order), which installs `manifests/`.
  */
 import assert from "node:assert/strict";
@@ -23,6 +25,10 @@ const metallb = async () => {
   const cm = await getObject("configmap", `${TC}-metallb`, NS) as Obj | undefined;
   return cm ? Object.values(cm.data as Record<string, string>).join("\n") : "";
 };
+/** The TenantCluster's addresses, as its status lists them for MetalLB. */
+const statusAddresses = async (name = TC) =>
+  ((await getObject("tenantcluster", name, NS) as Obj | undefined)?.status?.loadBalancer?.addresses ??
+    []) as string[];
 
 Deno.test("elastic IPAM end to end: tenant Services -> reporter -> growth -> MetalLB -> release", async (t) => {
   const tenant = await startTestTenant();
@@ -31,6 +37,15 @@ Deno.test("elastic IPAM end to end: tenant Services -> reporter -> growth -> Met
   try {
     const token = await tenant.token();
     const { service, assign } = tenant;
+    await tenant.installMetalLB();
+    /** Waits until the tenant's pool lists exactly what the TenantCluster's status lists (and that is `expect`). */
+    const poolFollows = (what: string, expect: (addresses: string[]) => boolean, name = TC) =>
+      eventually(`tenant IPAddressPool: ${what}`, async () => {
+        const want = await statusAddresses(name);
+        const pool = await tenant.metallbPool();
+        const got = pool?.spec?.addresses ?? [];
+        return want.length && expect(want) && JSON.stringify(got) === JSON.stringify(want) ? got : undefined;
+      }, 120);
 
     // The management side: the seed's elastic ProviderConfig and pool, a Team, and the cluster.
     const creds = Deno.readTextFileSync(`${ROOT}/examples/credentials/nutanix-credentials.yaml`)
@@ -80,6 +95,7 @@ Deno.test("elastic IPAM end to end: tenant Services -> reporter -> growth -> Met
         HOST: "127.0.0.1",
         PORT: "0",
         REPORTER_HEARTBEAT_SECONDS: "10",
+        METALLB_RESYNC_SECONDS: "5",
       },
     );
 
@@ -100,6 +116,13 @@ Deno.test("elastic IPAM end to end: tenant Services -> reporter -> growth -> Met
             : undefined;
         });
         assert.deepEqual(inv.spec.services ?? [], []);
+        const pool = await poolFollows("the initial addresses", (a) => a.length === 1);
+        assert.equal(pool[0], `${initial[0]}-${initial[1]}`);
+        const applied = await eventually("MetalLBApplied", async () => {
+          const o = await getObject("loadbalancerinventory", TC, NS) as Obj;
+          return o.status?.conditions?.find((c: Obj) => c.type === "MetalLBApplied" && c.status === "True");
+        });
+        assert.equal(applied.reason, "Applied");
       },
     );
 
@@ -125,6 +148,8 @@ Deno.test("elastic IPAM end to end: tenant Services -> reporter -> growth -> Met
           return added.every((ip) => t.includes(ip)) ? t : undefined;
         });
         for (const ip of initial) assert.ok(text.includes(ip), text);
+        const pool = await poolFollows("the initial and the growth addresses", (a) => a.length === 3);
+        for (const ip of added) assert.ok(pool.some((r) => r.split("-").includes(ip)), pool.join(", "));
         // MetalLB gives the pending Services the new addresses: the growth is in use and the cluster at rest.
         await assign("search", added[0]!);
         await assign("mail", added[1]!);
@@ -158,10 +183,30 @@ Deno.test("elastic IPAM end to end: tenant Services -> reporter -> growth -> Met
         const initialAllocation = (await allocations()).find((a) => a.metadata.name === `${TC}-lb`);
         assert.equal(initialAllocation?.status?.phase, "Allocated", "the initial allocation is never shrunk");
         assert.ok(text.length > 0);
+        await poolFollows("back to the initial addresses", (a) => a.length === 1);
       },
     );
 
-    await t.step("cleanup: the cluster, its allocations and its inventory go", async () => {
+    await t.step("a manual edit of the tenant's pool is reverted", async () => {
+      const want = await statusAddresses();
+      await tenant.kubectl([
+        "patch",
+        "ipaddresspool",
+        "default-pool",
+        "-n",
+        "metallb-system",
+        "--type=merge",
+        "-p",
+        JSON.stringify({ spec: { addresses: ["192.0.2.10-192.0.2.20"] } }),
+      ]);
+      const reverted = await eventually("the pool reverted", async () => {
+        const got = (await tenant.metallbPool())?.spec?.addresses ?? [];
+        return JSON.stringify(got) === JSON.stringify(want) ? got : undefined;
+      }, 60);
+      assert.ok(!reverted.includes("192.0.2.10-192.0.2.20"));
+    });
+
+    await t.step("the cluster, its allocations and its inventory go", async () => {
       await kubectlOk(["delete", "tenantcluster", TC, "-n", NS, "--wait=false"]);
       await eventually(
         "TenantCluster gone",
@@ -172,6 +217,39 @@ Deno.test("elastic IPAM end to end: tenant Services -> reporter -> growth -> Met
         "inventory collected",
         async () => (await getObject("loadbalancerinventory", TC, NS)) ? undefined : true,
       );
+    });
+
+    await t.step("a static cluster's addresses reach the tenant too", async () => {
+      const creds = Deno.readTextFileSync(`${ROOT}/examples/credentials/harvester-credentials.yaml`);
+      await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: creds });
+      await kubectlOk(["apply", "--server-side", "-f", "examples/ipam/single-pool/"]);
+      await kubectlOk(["apply", "--server-side", "-f", "-"], {
+        stdin: JSON.stringify({
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name: "static-kubeconfig", namespace: NS },
+          data: { value: b64(tenant.kubeconfig(token)) },
+        }),
+      });
+      await kubectlOk(["apply", "--server-side", "-f", "-"], {
+        stdin: JSON.stringify({
+          apiVersion: "butler.butlerlabs.dev/v1alpha1",
+          kind: "TenantCluster",
+          metadata: { name: "static", namespace: NS },
+          spec: { providerConfigRef: { name: "harvester-lab" }, kubernetesVersion: "v1.31.0" },
+        }),
+      });
+      const pool = await poolFollows("the static cluster's 8 addresses", (a) => a.length === 1, "static");
+      assert.match(pool[0]!, /^10\.40\.\d+\.\d+-10\.40\.\d+\.\d+$/);
+      await kubectlOk(["delete", "tenantcluster", "static", "-n", NS, "--wait=false"]);
+      await eventually(
+        "static TenantCluster gone",
+        async () => (await getObject("tenantcluster", "static", NS)) ? undefined : true,
+        120,
+      );
+    });
+
+    await t.step("cleanup: the team and its namespace go", async () => {
       await kubectlOk(["delete", "team", TEAM, "--wait=false"]);
       await eventually(
         "namespace gone",
@@ -179,6 +257,7 @@ Deno.test("elastic IPAM end to end: tenant Services -> reporter -> growth -> Met
         120,
       );
       await kubectlOk(["delete", "-f", "examples/ipam/elastic/", "--wait=false"]);
+      await kubectlOk(["delete", "-f", "examples/ipam/single-pool/", "--wait=false"]);
     });
   } finally {
     try {

@@ -6,12 +6,14 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { InventorySpec } from "../../lib/api/mod.ts";
-import { keyOf } from "../../lib/kube/mod.ts";
+import { keyOf, KubeApiError } from "../../lib/kube/mod.ts";
 import {
   type FactResult,
   INVENTORY_LIMITS,
   inventoryApply,
   type InventoryInput,
+  metallbCondition,
+  metallbFailure,
   planInventory,
   serviceFact,
   splitFacts,
@@ -153,5 +155,75 @@ Deno.test("serviceFact: names over 63 characters are cut in the key, never echoe
   assert.equal(r.kind, "invalid");
   assert.ok(
     r.kind === "invalid" && r.key.length < 70 && r.reason === "metadata.namespace is not a DNS label",
+  );
+});
+
+Deno.test("MetalLB: the outcome of an apply is a fixed, classified condition; the tenant's words never", () => {
+  const secret = "tenant text <script>".repeat(50);
+  const cases: [number, string, string][] = [
+    [404, "MetalLBNotInstalled", "HTTP 404"],
+    [401, "Unauthorized", "HTTP 401"],
+    [403, "Forbidden", "HTTP 403"],
+    [422, "Rejected", "HTTP 422"],
+    [400, "Rejected", "HTTP 400"],
+    [503, "Unreachable", "HTTP 503"],
+  ];
+  for (const [status, reason, code] of cases) {
+    const c = metallbCondition(metallbFailure(new KubeApiError(status, "Whatever", secret, "/apis/x")));
+    assert.equal(c.status, "False");
+    assert.equal(c.reason, reason);
+    assert.ok(c.message.endsWith(`(${code})`), c.message);
+    assert.ok(!c.message.includes("tenant text"), c.message);
+  }
+  const network = metallbCondition(metallbFailure(new TypeError(secret)));
+  assert.deepEqual([network.reason, network.message.includes("tenant text")], ["Unreachable", false]);
+  const applied = metallbCondition({
+    state: "Applied",
+    addresses: ["10.40.2.0-10.40.2.1", "10.40.3.0-10.40.3.1"],
+  });
+  assert.equal(applied.status, "True");
+  assert.match(applied.message, /holds 2 range\(s\): 10\.40\.2\.0-10\.40\.2\.1, 10\.40\.3\.0-10\.40\.3\.1/);
+  assert.equal(metallbCondition({ state: "NoAddresses" }).status, "Unknown");
+  assert.equal(metallbCondition({ state: "NotConnected" }).reason, "NotConnected");
+});
+
+Deno.test("planInventory holds the MetalLB condition, and a tenant without heartbeat writes no spec at rest", () => {
+  const now = new Date("2026-03-01T12:00:00Z");
+  const first = planInventory({
+    services: [],
+    invalid: [],
+    health: { state: "Watching" },
+    now,
+    conditions: [metallbCondition({ state: "Applied", addresses: ["10.0.0.1-10.0.0.2"] })],
+  });
+  type Cond = { type: string; status: string; reason: string };
+  const conds = (p: { status?: { conditions?: unknown } }) => (p.status?.conditions ?? []) as Cond[];
+  assert.deepEqual(conds(first).map((c) => [c.type, c.status]), [
+    ["Reporting", "True"],
+    ["Complete", "True"],
+    ["MetalLBApplied", "True"],
+  ]);
+  const later = planInventory({
+    services: [],
+    invalid: [],
+    previous: { spec: first.spec, status: first.status },
+    health: { state: "Watching" },
+    now: new Date(now.getTime() + 3600_000),
+    heartbeatSeconds: Infinity,
+    conditions: [metallbCondition({ state: "Applied", addresses: ["10.0.0.1-10.0.0.2"] })],
+  });
+  assert.equal(later.spec, undefined, "static IPAM: no heartbeat");
+  assert.equal(later.status, undefined, "nothing changed");
+  const failed = planInventory({
+    services: [],
+    invalid: [],
+    previous: { spec: first.spec, status: first.status },
+    health: { state: "Watching" },
+    now,
+    conditions: [metallbCondition(metallbFailure(new KubeApiError(404, "NotFound", "", "/")))],
+  });
+  assert.equal(
+    conds(failed).find((c) => c.type === "MetalLBApplied")?.reason,
+    "MetalLBNotInstalled",
   );
 });

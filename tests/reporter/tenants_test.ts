@@ -23,7 +23,7 @@ const tc = (name: string, extra: Record<string, unknown> = {}, meta: Record<stri
 });
 const elastic = { mode: "ipam", loadBalancer: { allocationMode: "elastic" } };
 
-Deno.test("reportedTenants: elastic IPAM clusters only, resolved or own ProviderConfig, not while deleting", () => {
+Deno.test("reportedTenants: IPAM clusters (elastic ones flagged), resolved or own ProviderConfig, not while deleting", () => {
   const pcs = [
     pc("elastic", elastic),
     pc("elastic-default-mode", { loadBalancer: { allocationMode: "elastic" } }),
@@ -45,7 +45,10 @@ Deno.test("reportedTenants: elastic IPAM clusters only, resolved or own Provider
       spec: { providerConfigRef: { name: "static" } },
       status: { effective: { providerConfigRef: { value: { name: "elastic", namespace: "team-a" } } } },
     }),
-    tc("static", { spec: { providerConfigRef: { name: "static" } } }),
+    tc("static", {
+      spec: { providerConfigRef: { name: "static" } },
+      status: { loadBalancer: { addresses: ["10.40.2.0-10.40.2.7"] } },
+    }),
     tc("cloud", { spec: { providerConfigRef: { name: "cloud" } } }),
     tc("none", { spec: {} }),
     tc("deleting", { spec: { providerConfigRef: { name: "elastic" } } }, {
@@ -54,7 +57,12 @@ Deno.test("reportedTenants: elastic IPAM clusters only, resolved or own Provider
     { metadata: { name: "broken" } },
   ];
   const tenants = reportedTenants(tcs, pcs, LOCATION);
-  assert.deepEqual(tenants.map((t) => t.key), ["team-a/own", "team-a/resolved-wins", "team-a/team-default"]);
+  // A network mode left unset is cloud, as the TenantCluster reads it: team-default is not an IPAM tenant.
+  assert.deepEqual(tenants.map((t) => [t.key, t.elastic]), [
+    ["team-a/own", true],
+    ["team-a/resolved-wins", true],
+    ["team-a/static", false],
+  ]);
   assert.deepEqual(tenants[0], {
     key: "team-a/own",
     namespace: "team-a",
@@ -62,7 +70,10 @@ Deno.test("reportedTenants: elastic IPAM clusters only, resolved or own Provider
     uid: "uid-own",
     secretName: "own-kubeconfig",
     secretKey: "value",
+    elastic: true,
+    addresses: [],
   });
+  assert.deepEqual(tenants[2]!.addresses, ["10.40.2.0-10.40.2.7"]);
   const custom = reportedTenants(tcs, pcs, { secretName: "kc-{name}", secretKey: "kubeconfig" });
   assert.equal(custom[0]!.secretName, "kc-own");
   assert.equal(custom[0]!.secretKey, "kubeconfig");
