@@ -18,7 +18,8 @@ import {
 } from "../../lib/ipam/mod.ts";
 import { formatTime } from "../../lib/time/mod.ts";
 import { findGrant } from "../../lib/pool_ledger/mod.ts";
-import { IPAllocationSpec } from "../../lib/api/mod.ts";
+import { z } from "zod";
+import { IPAllocationSpec, tenantClusterRefOf } from "../../lib/api/mod.ts";
 
 /** The four lifecycle phases of an IPAllocation. */
 export type AllocationPhase = "Pending" | "Allocated" | "Failed" | "Released";
@@ -29,17 +30,22 @@ function poolRefOf(spec: unknown): { name: string; namespace: string } | undefin
   return { name: parsed.data.poolRef.name, namespace: parsed.data.poolRef.namespace ?? SYSTEM_NAMESPACE };
 }
 
-/** The IPAllocation customize hook: the NetworkPool named in `spec.poolRef`. */
+/**
+ * The IPAllocation customize hook: the NetworkPool named in `spec.poolRef`, and the TenantCluster named in
+ * `spec.tenantClusterRef` when it is in the allocation's namespace (the only one that can own it).
+ */
 export function customizeIPAllocation(request: CustomizeRequest): CustomizeResponse {
   const ref = poolRefOf(request.parent.spec);
   if (!ref) return { relatedResources: [] };
+  const ns = request.parent.metadata.namespace ?? "";
+  const tc = tenantClusterRefOf(request.parent.spec, ns);
   return {
-    relatedResources: [{
-      apiVersion: API_VERSION,
-      resource: "networkpools",
-      namespace: ref.namespace,
-      names: [ref.name],
-    }],
+    relatedResources: [
+      { apiVersion: API_VERSION, resource: "networkpools", namespace: ref.namespace, names: [ref.name] },
+      ...(tc && tc.namespace === ns
+        ? [{ apiVersion: API_VERSION, resource: "tenantclusters", namespace: ns, names: [tc.name] }]
+        : []),
+    ],
   };
 }
 
@@ -116,15 +122,85 @@ function project(request: DecoratorRequest): Projection {
   return notReady("Pending", "WaitingForPool", `waiting for NetworkPool ${poolName} to grant addresses`);
 }
 
-function labelsOf(spec: unknown): Record<string, string> {
-  const parsed = IPAllocationSpec.safeParse(spec);
-  if (!parsed.success) return {};
-  return { [LABELS.networkPool]: parsed.data.poolRef.name, [LABELS.allocationType]: parsed.data.type };
+/** The label Metacontroller selects a CompositeController's children by (`generateSelector: true`). */
+export const CONTROLLER_UID_LABEL = "controller-uid";
+
+/** The TenantCluster an allocation names, as far as adopting needs it (a related object is read, never trusted). */
+const RelatedCluster = z.object({
+  metadata: z.object({ uid: z.string().min(1), deletionTimestamp: z.string().nullish() }),
+});
+
+/** How an allocation stands with the TenantCluster it names: its labels and the `TenantClusterBound` condition. */
+interface Binding {
+  readonly labels: Record<string, string>;
+  readonly condition?: ConditionInput;
 }
 
 /**
- * The IPAllocation sync hook. It chooses nothing: it sets the `network-pool` and `allocation-type` labels from
- * the spec (so the pool sees it) and projects its grant, failure or wait from the pool's ledger into status.
+ * The seed's labels from the spec (`network-pool`, `allocation-type`, and for an allocation naming a
+ * TenantCluster `team` and `tenant`, so the pool and the TenantCluster see it), and a hand-made allocation's
+ * binding to its TenantCluster: once both exist, the `controller-uid` label of that TenantCluster makes
+ * Metacontroller adopt it (owner reference, controller), so the cluster uses it, deleting the cluster releases
+ * it, and Kubernetes' garbage collector deletes it should the cluster go any other way. An allocation already
+ * owned by a controller keeps its owner.
+ */
+function bindingOf(request: DecoratorRequest): Binding {
+  const obj = request.object;
+  const parsed = IPAllocationSpec.safeParse(obj.spec);
+  if (!parsed.success) return { labels: {} };
+  const ns = obj.metadata.namespace ?? "";
+  const labels: Record<string, string> = {
+    [LABELS.networkPool]: parsed.data.poolRef.name,
+    [LABELS.allocationType]: parsed.data.type,
+  };
+  const ref = tenantClusterRefOf(obj.spec, ns);
+  if (!ref) return { labels };
+  const bound = (status: "True" | "False", reason: string, message: string) => ({
+    labels,
+    condition: { type: "TenantClusterBound", status, reason, message } as ConditionInput,
+  });
+  if (ref.namespace !== ns) {
+    return bound(
+      "False",
+      "OtherNamespace",
+      `spec.tenantClusterRef names ${ref.namespace}/${ref.name}, outside the allocation's namespace ${ns}: no TenantCluster can own it`,
+    );
+  }
+  labels[LABELS.team] = ns;
+  labels[LABELS.tenant] = ref.name;
+  const owners = (obj.metadata.ownerReferences ?? []) as {
+    kind?: string;
+    name?: string;
+    controller?: boolean;
+  }[];
+  const controller = owners.find((o) => o.controller);
+  if (controller) {
+    return controller.kind === KINDS.TenantCluster.kind && controller.name === ref.name
+      ? bound("True", "Owned", `owned by TenantCluster ${ns}/${ref.name}`)
+      : bound(
+        "False",
+        "OwnedElsewhere",
+        `owned by ${controller.kind} ${controller.name}, not by the TenantCluster it names`,
+      );
+  }
+  const tc = RelatedCluster.safeParse(request.related[groupKey(KINDS.TenantCluster)]?.[`${ns}/${ref.name}`]);
+  if (!tc.success || tc.data.metadata.deletionTimestamp) {
+    return bound(
+      "False",
+      "TenantClusterNotFound",
+      `TenantCluster ${ns}/${ref.name} ${
+        tc.success ? "is being deleted" : "does not exist yet"
+      }: the allocation holds its addresses as a reservation`,
+    );
+  }
+  labels[CONTROLLER_UID_LABEL] = tc.data.metadata.uid;
+  return bound("False", "Adopting", `TenantCluster ${ns}/${ref.name} is adopting it`);
+}
+
+/**
+ * The IPAllocation sync hook. It chooses nothing: it sets the seed's labels from the spec (so the pool sees it),
+ * binds a hand-made allocation to the TenantCluster it names (see {@linkcode bindingOf}), and projects its grant,
+ * failure or wait from the pool's ledger into status.
  */
 export function syncIPAllocation(request: DecoratorRequest, context: HookContext): DecoratorResponse {
   const obj = request.object;
@@ -135,13 +211,19 @@ export function syncIPAllocation(request: DecoratorRequest, context: HookContext
   const generation = obj.metadata.generation;
   const previous = PreviousConditions.parse((obj.status as { conditions?: unknown } | undefined)?.conditions);
   const p = project(request);
+  const binding = bindingOf(request);
   return {
-    labels: labelsOf(obj.spec),
+    labels: binding.labels,
     status: {
       observedGeneration: generation,
       phase: p.phase,
       ...p.fields,
-      conditions: conditions(p.conditions, previous, context.now, generation),
+      conditions: conditions(
+        [...p.conditions, ...(binding.condition ? [binding.condition] : [])],
+        previous,
+        context.now,
+        generation,
+      ),
     },
     attachments: [],
   };

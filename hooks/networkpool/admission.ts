@@ -21,8 +21,10 @@ export function networkPoolAdmissionReads(review: AdmissionReviewRequest): ReadP
 
 /**
  * NetworkPool admission: a delete is refused while the pool's ledger (`status.ledger` of the stored object, or
- * `status.grants` of one not yet migrated) holds grants, naming the allocations (their UID when no longer listed), with the
- * message its finalizer reports. The finalizer stays as the second line of defence.
+ * `status.grants` of one not yet migrated) holds grants of IPAllocations that exist and are not being deleted,
+ * naming them, with the message its finalizer reports. A grant whose allocation is gone or terminating is being
+ * released: it does not refuse the delete (a `kubectl delete -f` of allocations and pool together goes through),
+ * and the finalizer holds the pool until the ledger is empty.
  */
 export function admitNetworkPool(
   review: AdmissionReviewRequest,
@@ -31,12 +33,14 @@ export function admitNetworkPool(
 ): AdmissionDecision {
   const uids = grantedUids(review);
   if (uids.length === 0) return { allowed: true };
-  const names = new Map(
-    keyedItems(reads.allocations).map((
-      [key, a],
-    ) => [(a as { metadata: { uid?: string } }).metadata.uid, key]),
+  const live = new Map(
+    keyedItems(reads.allocations).flatMap(([key, a]) => {
+      const m = (a as { metadata: { uid?: string; deletionTimestamp?: string | null } }).metadata;
+      return m.deletionTimestamp ? [] : [[m.uid, key] as const];
+    }),
   );
-  const blocking = uids.map((uid) => names.get(uid) ?? uid).sort();
+  const blocking = uids.flatMap((uid) => live.has(uid) ? [live.get(uid)!] : []).sort();
+  if (blocking.length === 0) return { allowed: true };
   const message = poolDeletionBlockedMessage(blocking);
   return deletionInUse(message);
 }

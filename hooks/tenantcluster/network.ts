@@ -38,6 +38,11 @@ export interface PlanInput {
   readonly provider: ProviderView;
   readonly pools: readonly PoolView[];
   readonly children: readonly ObservedChild[];
+  /**
+   * Hand-made allocations naming this cluster that it has not adopted yet: they take the place of the
+   * allocation of their role (none is created beside them), and are neither returned nor counted until adopted.
+   */
+  readonly adopting?: readonly ObservedChild[];
   readonly inventory?: InventorySpec | undefined;
   readonly memory: IpamMemory;
   readonly now: Date;
@@ -225,9 +230,13 @@ export function planNetwork(input: PlanInput): Plan {
   }
 
   const lbChildren = kept.filter((c) => c.value.spec.type === "loadbalancer");
+  const adopting = input.adopting ?? [];
   const initial = lbChildren.find((c) => c.name === lbName(tc)) ??
-    lbChildren.find((c) => roleOf(c, tc, ns) === "initial");
-  const nodes = kept.find((c) => c.name === nodesName(tc)) ?? kept.find((c) => c.value.spec.type === "nodes");
+    lbChildren.find((c) => roleOf(c, tc, ns) === "initial") ??
+    adopting.find((c) => c.value.spec.type === "loadbalancer" && roleOf(c, tc, ns) === "initial");
+  const nodes = kept.find((c) => c.name === nodesName(tc)) ??
+    kept.find((c) => c.value.spec.type === "nodes") ??
+    adopting.find((c) => c.value.spec.type === "nodes");
   const growth = lbChildren.filter((c) => c !== initial && roleOf(c, tc, ns) === "growth");
   desired.push(...kept.filter((c) => !growth.includes(c)).map((c) => c.keep));
   desired.push(

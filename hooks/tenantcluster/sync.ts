@@ -23,6 +23,7 @@ import {
   teamNameOf,
   teamProviderNamespaces,
   TeamSpec,
+  tenantClusterRefOf,
 } from "../../lib/api/mod.ts";
 import { CONFIGMAP, metallbConfigMap } from "./metallb.ts";
 import { type ObservedChild, planNetwork } from "./network.ts";
@@ -66,6 +67,13 @@ export function customizeTenantCluster(request: CustomizeRequest): CustomizeResp
       resource: "loadbalancerinventories",
       namespace: ns,
       names: [tc.metadata.name],
+    },
+    // Hand-made allocations that name this cluster (the seed's pinned range), before it has adopted them.
+    {
+      apiVersion: API_VERSION,
+      resource: "ipallocations",
+      namespace: ns,
+      labelSelector: { matchLabels: { [LABELS.tenant]: tc.metadata.name } },
     },
   ];
   return { relatedResources: rules };
@@ -117,6 +125,22 @@ function providerAccess(provider: ProviderView, team: string | undefined): Condi
       reason: "AccessDenied",
       message: `team ${team} does not have access to provider ${pcName} (scoped to ${owner})`,
     };
+}
+
+/**
+ * Hand-made IPAllocations that name this cluster in `spec.tenantClusterRef` and are not its children yet: the
+ * IPAllocation hook labels them for adoption, and Metacontroller adopts them at a coming sync. Until then they
+ * stand in for the allocation of their role, so the cluster does not make its own beside a pinned range.
+ */
+function adoptingAllocations(request: CompositeRequest, ns: string, name: string): ObservedChild[] {
+  const children = request.children[groupKey(KINDS.IPAllocation)] ?? {};
+  return readGroup(request.related, KINDS.IPAllocation, ChildAllocation).flatMap((e) => {
+    if (!e.ok || e.key in children || e.value.metadata.deletionTimestamp) return [];
+    const ref = tenantClusterRefOf(e.value.spec, ns);
+    return ref?.name === name && ref.namespace === ns && e.key.startsWith(`${ns}/`)
+      ? [{ name: e.value.metadata.name, value: e.value, keep: asDesired(e.raw as KubeObject) }]
+      : [];
+  });
 }
 
 /** Whether new resources may come from the provider: not once it is being deleted. */
@@ -298,6 +322,7 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
       provider,
       pools,
       children: observed,
+      adopting: adoptingAllocations(request, ns, name),
       inventory: inventory?.success ? inventory.data : undefined,
       memory: IpamMemory.parse(prevStatus.ipam ?? {}),
       now,

@@ -33,3 +33,26 @@ export const ObservedAllocation = z.object({
 
 /** An IPAllocation as observed by the pool. */
 export type ObservedAllocation = z.infer<typeof ObservedAllocation>;
+
+/**
+ * The TenantCluster a hand-made IPAllocation names (`spec.tenantClusterRef`, namespace defaulting to the
+ * allocation's), if it names one.
+ *
+ * @example
+ * ```ts
+ * tenantClusterRefOf({ tenantClusterRef: { name: "api-prod" } }, "team-platform");
+ * // { name: "api-prod", namespace: "team-platform" }
+ * ```
+ */
+export function tenantClusterRefOf(
+  spec: unknown,
+  namespace: string,
+): { name: string; namespace: string } | undefined {
+  const ref = (spec as { tenantClusterRef?: { name?: unknown; namespace?: unknown } } | undefined)
+    ?.tenantClusterRef;
+  if (typeof ref?.name !== "string" || !ref.name) return undefined;
+  return {
+    name: ref.name,
+    namespace: typeof ref.namespace === "string" && ref.namespace ? ref.namespace : namespace,
+  };
+}

@@ -19,6 +19,9 @@ const mapKey = (
   o: Obj,
 ) => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
 
+/** Objects keyed as Metacontroller keys a group (`namespace/name`). */
+const group = (objs: Obj[]) => Object.fromEntries(objs.map((o) => [mapKey(o), o]));
+
 export class Cluster {
   readonly objects = new Map<string, Obj>();
   readonly app = createTestApp(HOOK_ROUTES).app;
@@ -76,13 +79,17 @@ export class Cluster {
     if (!deleting) tc.metadata.finalizers = ["metacontroller.io/compositecontroller-butler-tenantcluster"];
     const owned = (kind: string) =>
       this.list(kind).filter((o) => o.metadata.labels?.["controller-uid"] === tc.metadata.uid);
-    const group = (objs: Obj[]) => Object.fromEntries(objs.map((o) => [mapKey(o), o]));
     const related = {
       [`Team.${API}`]: group(this.list("Team")),
       [`ProviderConfig.${API}`]: group(this.list("ProviderConfig")),
       [`NetworkPool.${API}`]: group(this.list("NetworkPool")),
       [`LoadBalancerInventory.${API}`]: group(
         this.list("LoadBalancerInventory").filter((o) => o.metadata.name === name),
+      ),
+      [`IPAllocation.${API}`]: group(
+        this.list("IPAllocation").filter((o) =>
+          o.metadata.namespace === ns && o.metadata.labels?.["butler.butlerlabs.dev/tenant"] === name
+        ),
       ),
     };
     const res = await this.#post(`/hooks/tenantcluster/${deleting ? "finalize" : "sync"}`, {
@@ -161,7 +168,21 @@ export class Cluster {
         controller: { metadata: { name: "butler-ipallocation" } },
         object: a,
         attachments: {},
-        related: pool ? { [`NetworkPool.${API}`]: { [mapKey(pool)]: pool } } : {},
+        related: {
+          [`NetworkPool.${API}`]: pool ? { [mapKey(pool)]: pool } : {},
+          // The TenantCluster it names, in its own namespace (the IPAllocation customize hook asks for it).
+          ...(a.spec.tenantClusterRef?.name && (a.spec.tenantClusterRef.namespace ?? a.metadata.namespace) ===
+              a.metadata.namespace
+            ? {
+              [`TenantCluster.${API}`]: group(
+                this.list("TenantCluster").filter((t) =>
+                  t.metadata.namespace === a.metadata.namespace &&
+                  t.metadata.name === a.spec.tenantClusterRef.name
+                ),
+              ),
+            }
+            : {}),
+        },
         finalizing: deleting,
       });
       if (res.labels) a.metadata.labels = { ...a.metadata.labels, ...res.labels };
