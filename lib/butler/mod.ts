@@ -40,7 +40,11 @@ export const LABELS = {
   managedBy: "app.kubernetes.io/managed-by",
 } as const;
 
-/** Annotations naming who owns a cluster, owner first (the controller promotes creator-email to owner). */
+/**
+ * Annotations naming who owns a cluster, owner first. Upstream's controller copies creator-email into owner; here
+ * nothing writes owner: every reader (admission, the Team's usage) takes owner, else creator-email, so the copy
+ * would change nothing, and setting either on an existing cluster is a claim the identity policy checks.
+ */
 export const OWNER_ANNOTATIONS = [`${GROUP}/owner`, `${GROUP}/creator-email`] as const;
 
 /** The creator annotation admission requires where an environment caps clusters per member. */

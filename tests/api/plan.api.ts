@@ -150,6 +150,55 @@ spec: { providerConfigRef: { name: aws-us-east, namespace: butler-system } }
       }
     });
 
+    await t.step("a cluster on its Team's default provider, and a frozen team: refused by both", async () => {
+      const teams = `apiVersion: butler.butlerlabs.dev/v1alpha1
+kind: Team
+metadata: { name: planned-default }
+spec:
+  access: { users: [{ name: amy@example.com, role: admin }] }
+  providerConfigRef: { name: aws-us-east }
+  resourceLimits: { allowedProviders: [harvester] }
+  clusterDefaults: { kubernetesVersion: v1.31.0 }
+---
+apiVersion: butler.butlerlabs.dev/v1alpha1
+kind: Team
+metadata: { name: planned-frozen }
+spec:
+  access: { users: [{ name: amy@example.com, role: admin }] }
+  providerConfigRef: { name: aws-us-east }
+  resourceLimits: { maxClusters: 0 }
+  clusterDefaults: { kubernetesVersion: v1.31.0 }
+`;
+      const clusters = ["planned-default", "planned-frozen"].map((team) =>
+        `apiVersion: butler.butlerlabs.dev/v1alpha1
+kind: TenantCluster
+metadata: { name: on-default, namespace: team-${team} }
+spec: {}
+`
+      );
+      const planned = await plan(["-"], [provider, teams, ...clusters].join("\n---\n"));
+      assert.deepEqual(planned.refused.map((r) => r.name), [
+        "TenantCluster team-planned-default/on-default",
+        "TenantCluster team-planned-frozen/on-default",
+      ]);
+      await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: [provider, teams].join("\n---\n") });
+      for (const team of ["planned-default", "planned-frozen"]) {
+        await kubectlOk(["apply", "--server-side", "-f", "-"], {
+          stdin:
+            `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-${team}\n  labels: { butler.butlerlabs.dev/team: ${team} }\n`,
+        });
+      }
+      for (const [i, yaml] of clusters.entries()) {
+        const refusal = planned.refused[i]!;
+        agrees(await untilRun(() => create(yaml, true), (x) => x.code !== 0), refusal);
+      }
+      assert.match(
+        planned.refused[0]!.message,
+        /provider "aws" \(ProviderConfig "aws-us-east"\) is not allowed/,
+      );
+      assert.match(planned.refused[1]!.message, /team quota limits to 0/);
+    });
+
     await t.step(
       "against a live export: an environment move needs the migration annotation in both",
       async () => {

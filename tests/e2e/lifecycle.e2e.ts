@@ -1,11 +1,13 @@
 /**
- * Whole lifecycles with real Metacontroller calling the real hook service on a real API server: a Team gets its
- * namespace and RBAC; a static-IPAM TenantCluster gets IPAllocations from the pool's ledger and its MetalLB
- * ConfigMap; deleting it releases every address and removes every finalizer; deleting the Team removes its
- * namespace; a NetworkPool stored by version 0.1 (`status.grants`) is migrated without a grant moving.
+ * Whole lifecycles with real Metacontroller calling the real hook service (admission webhooks included) on a real
+ * API server: a Team gets its namespace and RBAC; a static-IPAM TenantCluster gets IPAllocations from the pool's
+ * ledger and its MetalLB ConfigMap; deleting it releases every address and removes every finalizer; the seed's
+ * pinned range is adopted by its cluster, which relies on its Team's default provider; deleting a Team with
+ * clusters and grants in it releases everything; a NetworkPool stored by version 0.1 (`status.grants`) is
+ * migrated without a grant moving.
  */
 import assert from "node:assert/strict";
-import { parse } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import { cluster, getObject, installOperatorCrds, kubectl, kubectlOk } from "../api/cluster.ts";
 import { eventually } from "./wait.ts";
 
@@ -50,7 +52,20 @@ Deno.test("install: the controllers point at the hook service, over TLS with Met
   const pointed = rendered.replaceAll("https://butler-hooks.butler-system.svc/", `${hooks}/`)
     .replaceAll("host: butler-hooks.butler-system.svc", `host: ${new URL(hooks).host}`);
   assert.notEqual(pointed, rendered);
-  await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "-"], { stdin: pointed });
+  // The admission webhooks too, as shipped, at the same service (cert-manager would inject this CA).
+  const caBundle = btoa(Deno.readTextFileSync(`${cluster().dir}/ca.crt`));
+  const objects = parseAllDocuments(pointed).map((d) => d.toJS() as Obj).filter(Boolean);
+  const webhooks = objects.filter((o) => o.kind === "ValidatingWebhookConfiguration");
+  assert.equal(webhooks.length, 1, "the base installs the admission webhooks");
+  for (const vwc of webhooks) {
+    delete vwc.metadata.annotations["cert-manager.io/inject-ca-from"];
+    for (const w of vwc.webhooks) {
+      w.clientConfig = { url: `${hooks}${w.clientConfig.service.path}`, caBundle };
+    }
+  }
+  await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "-"], {
+    stdin: objects.map((o) => JSON.stringify(o)).join("\n"),
+  });
   await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
 });
 
@@ -96,15 +111,38 @@ Deno.test("Team: namespace, RoleBindings and ClusterRoles, then deletion", async
     assert.deepEqual(bound(envBinding!), [`${envBinding!.roleRef.name}:User:dave@example.com`]);
     const role = await getObject("role", envBinding!.roleRef.name, "team-payments") as Obj;
     assert.deepEqual(role.rules[1].resourceNames, ["prod"]);
-    const roles = await kubectlOk([
-      "get",
-      "clusterroles",
-      "-l",
-      "butler.butlerlabs.dev/team=payments",
-      "-o",
-      "name",
+    // The Team's own ClusterRoles and bindings: members read the Team, its admins update it and its environment
+    // limits, nobody else does.
+    const names = (kind: string) =>
+      eventually(`${kind}s of the Team`, async () => {
+        const out = await kubectlOk(["get", kind, "-l", "butler.butlerlabs.dev/team=payments", "-o", "name"]);
+        const list = out.trim().split("\n").filter(Boolean).sort();
+        return list.length === 2 ? list : undefined;
+      });
+    assert.deepEqual(await names("clusterroles"), [
+      "clusterrole.rbac.authorization.k8s.io/butler-team-payments-admin",
+      "clusterrole.rbac.authorization.k8s.io/butler-team-payments-member",
     ]);
-    assert.ok(roles.trim().split("\n").length >= 1, roles);
+    assert.deepEqual(await names("clusterrolebindings"), [
+      "clusterrolebinding.rbac.authorization.k8s.io/butler-team-payments-admin",
+      "clusterrolebinding.rbac.authorization.k8s.io/butler-team-payments-member",
+    ]);
+    const canI = async (user: string, ...args: string[]) =>
+      (await kubectl(["auth", "can-i", ...args, `--as=${user}`])).stdout.trim();
+    assert.equal(await canI("alice@example.com", "update", "teams.butler.butlerlabs.dev/payments"), "yes");
+    assert.equal(
+      await canI(
+        "alice@example.com",
+        "update",
+        "teams.butler.butlerlabs.dev/payments",
+        "--subresource=environmentlimits",
+      ),
+      "yes",
+    );
+    assert.equal(await canI("carol@example.com", "get", "teams.butler.butlerlabs.dev/payments"), "yes");
+    assert.equal(await canI("carol@example.com", "update", "teams.butler.butlerlabs.dev/payments"), "no");
+    assert.equal(await canI("dave@example.com", "update", "teams.butler.butlerlabs.dev/payments"), "no");
+    assert.equal(await canI("mallory@example.com", "get", "teams.butler.butlerlabs.dev/payments"), "no");
   });
   await t.step("the namespace quota's ResourceQuota and LimitRange are in the namespace", async () => {
     await eventually("ResourceQuota compute", () => getObject("resourcequota", "compute", "team-payments"));
@@ -231,6 +269,105 @@ Deno.test("TenantCluster with static IPAM: allocations, ledger, MetalLB, and rel
       await eventually(
         `${kind} ${name} gone`,
         async () => (await getObject(kind!, name!, ns)) ? undefined : true,
+        120,
+      );
+    }
+  });
+  await kubectl(["delete", "secret", "harvester-kubeconfig", "-n", "butler-system", "--ignore-not-found"]);
+});
+
+Deno.test("the seed's pinned range with a Team default provider, then the Team deleted with everything in it", async (t) => {
+  const apply = (path: string) => kubectlOk(["apply", "--server-side", "-f", path]);
+  const ns = "team-platform";
+  await kubectlOk([
+    "create",
+    "secret",
+    "generic",
+    "harvester-kubeconfig",
+    "-n",
+    "butler-system",
+    "--from-literal=kubeconfig=apiVersion: v1",
+  ]);
+  await apply("examples/ipam/single-pool/");
+  await apply("examples/teams/platform.yaml");
+  await eventually("namespace team-platform", () => getObject("namespace", ns));
+  // The seed's pinned allocation first, then its cluster, which names no ProviderConfig: the Team's default.
+  await apply("examples/ipallocations/api-lb-pinned.yaml");
+  const cluster = (name: string) => ({
+    apiVersion: "butler.butlerlabs.dev/v1alpha1",
+    kind: "TenantCluster",
+    metadata: { name, namespace: ns },
+    spec: { kubernetesVersion: "v1.31.0", workers: { replicas: 2 } },
+  });
+  for (const name of ["api-prod", "web"]) {
+    await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(cluster(name)) });
+  }
+
+  await t.step(
+    "api-prod uses the pinned range as its LB allocation, adopted, and makes none of its own",
+    async () => {
+      const tc = await eventually("api-prod Ready", async () => {
+        const o = await getObject("tenantcluster", "api-prod", ns) as Obj | undefined;
+        return o?.status?.phase === "Ready" ? o : undefined;
+      }, 120);
+      assert.deepEqual(tc.status.loadBalancer.addresses, ["10.40.2.0-10.40.2.7"]);
+      assert.deepEqual(tc.status.effective.providerConfigRef, {
+        value: { name: "harvester-lab", namespace: "butler-system" },
+        source: "team",
+      });
+      assert.equal(tc.status.lbAllocationRef.name, "team-platform-api-lb");
+      const pinned = await eventually("the pinned allocation owned by api-prod", async () => {
+        const o = await getObject("ipallocation", "team-platform-api-lb", ns) as Obj | undefined;
+        return conditionTrue(o, "TenantClusterBound") ? o : undefined;
+      });
+      assert.equal(pinned.metadata.ownerReferences[0].uid, tc.metadata.uid);
+      assert.equal(pinned.status.startAddress, "10.40.2.0");
+      assert.equal(await getObject("ipallocation", "api-prod-lb", ns), undefined);
+      const cm = await getObject("configmap", "api-prod-metallb", ns) as Obj;
+      assert.match(Object.values(cm.data as Record<string, string>).join("\n"), /10\.40\.2\.0-10\.40\.2\.7/);
+    },
+  );
+  await t.step("web gets its own allocations on the Team's default", async () => {
+    await eventually("web Ready", async () => {
+      const o = await getObject("tenantcluster", "web", ns) as Obj | undefined;
+      return o?.status?.phase === "Ready" ? o : undefined;
+    }, 120);
+    const pool = await eventually("four grants in the pool", async () => {
+      const o = await getObject("networkpool", "lab-pool", "butler-system") as Obj | undefined;
+      return o?.status?.allocationCount === 4 ? o : undefined;
+    });
+    assert.equal(pool.status.ledger.grants.length, 4);
+  });
+  await t.step(
+    "deleting the Team takes the namespace, both clusters and every grant, then the Team goes",
+    async () => {
+      await kubectlOk(["delete", "team", "platform", "--wait=false"]);
+      await eventually(
+        "Team gone",
+        async () => (await getObject("team", "platform")) ? undefined : true,
+        180,
+      );
+      assert.equal(await getObject("namespace", ns), undefined);
+      const pool = await eventually("empty ledger", async () => {
+        const o = await getObject("networkpool", "lab-pool", "butler-system") as Obj | undefined;
+        return o?.status?.allocationCount === 0 ? o : undefined;
+      });
+      assert.deepEqual(pool.status.ledger.grants, []);
+      const left = JSON.parse(await kubectlOk(["get", "ipallocations", "-A", "-o", "json"])).items as Obj[];
+      assert.deepEqual(
+        left.map((a) => `${a.metadata.namespace}/${a.metadata.name}`),
+        [],
+      );
+    },
+  );
+  await t.step("the pool and provider can then be deleted", async () => {
+    await kubectlOk(["delete", "providerconfig", "harvester-lab", "-n", "butler-system", "--wait=false"]);
+    await kubectlOk(["delete", "networkpool", "lab-pool", "-n", "butler-system", "--wait=false"]);
+    for (const kind of ["providerconfig", "networkpool"]) {
+      const name = kind === "providerconfig" ? "harvester-lab" : "lab-pool";
+      await eventually(
+        `${kind} gone`,
+        async () => (await getObject(kind, name, "butler-system")) ? undefined : true,
         120,
       );
     }

@@ -35,6 +35,29 @@ async function waitHttp(url: string, client: Deno.HttpClient): Promise<void> {
 
 const plane = await startControlPlane(await controlPlaneBinary(), { controllers: true });
 console.log(`real controller tier: Kubernetes ${KUBERNETES_VERSION}, Metacontroller ${metacontroller}`);
+
+/** kubectl against the test control plane as its admin. */
+async function kubectl(...args: string[]): Promise<string> {
+  const out = await new Deno.Command("kubectl", { args: [`--kubeconfig=${plane.dir}/kubeconfig`, ...args] })
+    .output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) throw new Error(`kubectl ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  return text;
+}
+
+// The hook service acts as its own ServiceAccount, as deployed: its writes (capacity Events, the quota ledger
+// the admission webhooks keep) meet the shipped RBAC and ledger policy once the install step applies them.
+await kubectl("create", "namespace", "butler-system");
+await kubectl("create", "serviceaccount", "butler-hooks", "-n", "butler-system");
+const hooksToken = (await kubectl("create", "token", "butler-hooks", "-n", "butler-system", "--duration=24h"))
+  .trim();
+const hooksKubeconfig = `${plane.dir}/hooks.kubeconfig`;
+Deno.writeTextFileSync(
+  hooksKubeconfig,
+  `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "${plane.server}", ` +
+    `certificate-authority: "${plane.dir}/ca.crt"}}]\nusers: [{name: hooks, user: {token: "${hooksToken}"}}]\n` +
+    `contexts: [{name: t, context: {cluster: t, user: hooks}}]\ncurrent-context: t\n`,
+);
 const hookPort = freePort();
 // As deployed: HTTPS, and hook calls only with a client certificate from the test CA (Metacontroller's, which
 // the install step puts where the controllers' clientTLS reads it). Events are written with the admin kubeconfig.
@@ -47,7 +70,7 @@ const hooks = spawnLogged(
     TLS_CERT_FILE: `${plane.dir}/hook.crt`,
     TLS_KEY_FILE: `${plane.dir}/hook.key`,
     TLS_CLIENT_CA_FILE: `${plane.dir}/ca.crt`,
-    KUBECONFIG: `${plane.dir}/kubeconfig`,
+    KUBECONFIG: hooksKubeconfig,
     // Tests only: elastic growth unused for 20 s is released (the seed's 10 minutes otherwise).
     TEST_SHRINK_GRACE_SECONDS: "20",
   },
