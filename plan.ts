@@ -141,7 +141,9 @@ async function schemaRefusals(
     for (const [file, rs] of Object.entries(results)) {
       const failed = rs.find((r) => r.status !== "Success");
       const index = Number(/(\d+)\.json$/.exec(file)?.[1]);
-      if (failed && Number.isInteger(index)) refusals.set(index, invalidMessage(failed));
+      if (failed && Number.isInteger(index)) {
+        refusals.set(index, invalidMessage(failed, objects[index]?.object));
+      }
     }
     return refusals;
   } finally {

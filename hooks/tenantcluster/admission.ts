@@ -63,12 +63,17 @@ function teamDefaultName(team: unknown): string | undefined {
  * What a TenantCluster review reads. A create, or an update that changes what quotas count: its Team, its
  * ProviderConfig, the TenantClusters of its namespace and the quota ledger; once the Team is read, its default
  * ProviderConfig where the controller looks for it (every cluster without its own reference uses it, so the
- * default decides and counts like an explicit one). A delete: the ledger, to release the reservation.
+ * default decides and counts like an explicit one). A delete: the ledger, and the cluster itself (a reservation is released only for a cluster really going).
  */
 export function tenantClusterAdmissionReads(review: AdmissionReviewRequest, reads: Reads = {}): ReadPlan {
   const r = review.request;
   const namespace = r.namespace ?? "";
-  if (r.operation === "DELETE") return { ledger: { path: ledgerPath(namespace, LEDGER_NAME) } };
+  if (r.operation === "DELETE") {
+    return {
+      ledger: { path: ledgerPath(namespace, LEDGER_NAME) },
+      cluster: { path: butlerPath("tenantclusters", namespace, r.name ?? "") },
+    };
+  }
   if (!checked(review)) return {};
   const team = teamNameOf(namespace, r.object?.spec);
   const ref = providerRefOf(r.object?.spec);
@@ -156,6 +161,17 @@ function providerErrors(
   return errors;
 }
 
+/**
+ * Whether a TenantCluster a delete review names is really going: gone, or terminating. A review is not trusted
+ * for that (anyone who reaches the webhook could forge one to free another cluster's reservation): the stored
+ * object is read. A live cluster keeps its reservation; a real delete of one makes it terminating at once
+ * (Metacontroller's finalizer), and usage no longer counts a terminating cluster nor its reservation.
+ */
+function released(stored: unknown): boolean {
+  const m = (stored as { metadata?: { deletionTimestamp?: string | null } } | undefined)?.metadata;
+  return stored === undefined || stored === null || Boolean(m?.deletionTimestamp);
+}
+
 const CONTENDED: AdmissionDecision = {
   allowed: false,
   code: 409,
@@ -183,7 +199,7 @@ export function admitTenantCluster(
   const ledger = readQuotaLedger(reads.ledger);
   const now = context.now;
   if (r.operation === "DELETE") {
-    if (!ledger.reservations.has(name)) return { allowed: true };
+    if (!ledger.reservations.has(name) || !released(reads.cluster)) return { allowed: true };
     const write = {
       method: "PUT" as const,
       path: ledgerPath(namespace, LEDGER_NAME),

@@ -13,11 +13,13 @@ import { parseTime } from "../../lib/time/mod.ts";
 export const LEDGER_NAME = "butler-quota-ledger";
 
 /**
- * A reservation lives this long without its TenantCluster (or beyond the stored cluster's own footprint): long
- * enough for the API server to store an admitted object (request timeout 60 s), short enough that a create that
- * failed after admission gives its room back soon.
+ * A reservation lives this long without its TenantCluster (or beyond the stored cluster's own footprint). The API
+ * server stores an admitted object once every validating webhook has answered; they are called in parallel, and
+ * none may take longer than 30 s (the API's maximum `timeoutSeconds`), so 45 s covers the slowest admission chain
+ * with a margin. A create that failed after admission, or a forged review that was never a create, stops counting
+ * after 45 s.
  */
-export const RESERVATION_GRACE_SECONDS = 120;
+export const RESERVATION_GRACE_SECONDS = 45;
 
 /** What one TenantCluster takes from its team's quotas. */
 export interface Footprint {

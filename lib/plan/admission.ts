@@ -145,6 +145,16 @@ export async function admit(
   return undefined;
 }
 
+/** The value at a field path as the API server writes it (`spec.environments[0].name`), if any. */
+function valueAt(object: unknown, field: string): unknown {
+  let at: unknown = object;
+  for (const part of field.split(/\.|\[(\d+)\]/).filter((p) => p !== undefined && p !== "")) {
+    if (at === null || typeof at !== "object") return undefined;
+    at = (at as Record<string, unknown>)[part];
+  }
+  return at;
+}
+
 /** An API `Status` of an invalid object, as kubectl-validate (or the API server) answers it. */
 export interface InvalidStatus {
   readonly message?: string;
@@ -159,7 +169,8 @@ export interface InvalidStatus {
  * A schema refusal in kubectl's words: `The <Kind> "<name>" is invalid: <field>: <message>`, the causes joined
  * with `; ` when there are several. kubectl-validate renders a CEL rule's failure on an object as
  * `Invalid value: "object": ...` and `Invalid value: "null": ...` where current API servers say `Invalid value: ...`
- * and `Invalid value: null: ...`; the plan says what the API server says.
+ * and `Invalid value: null: ...`, and on an int-or-string field as `Invalid value: "": ...` where they quote the
+ * value (read from `object` when given); the plan says what the API server says.
  *
  * @example
  * ```ts
@@ -167,13 +178,20 @@ export interface InvalidStatus {
  * // { message: 'The ProviderConfig "p" is invalid: spec.aws.region: Required value: region is required for AWS provider' }
  * ```
  */
-export function invalidMessage(status: InvalidStatus): Omit<Refusal, "by"> {
-  const causes = (status.details?.causes ?? []).map((c) =>
-    `${c.field ?? ""}: ${
-      (c.message ?? "").replace(/^Invalid value: "object": /, "Invalid value: ")
-        .replace(/^Invalid value: "null": /, "Invalid value: null: ")
-    }`
-  );
+export function invalidMessage(status: InvalidStatus, object?: unknown): Omit<Refusal, "by"> {
+  const causes = (status.details?.causes ?? []).map((c) => {
+    const value = c.field ? valueAt(object, c.field) : undefined;
+    const message = (c.message ?? "").replace(/^Invalid value: "object": /, "Invalid value: ")
+      .replace(/^Invalid value: "null": /, "Invalid value: null: ")
+      .replace(
+        /^Invalid value: "": /,
+        (all) =>
+          typeof value === "string" || typeof value === "number"
+            ? `Invalid value: ${JSON.stringify(value)}: `
+            : all,
+      );
+    return `${c.field ?? ""}: ${message}`;
+  });
   if (!status.details?.kind || !causes.length) return { message: status.message ?? "invalid" };
   const head = `The ${status.details.kind} "${status.details.name ?? ""}" is invalid: `;
   return causes.length === 1 ? { message: head + causes[0] } : { message: head + causes.join("; "), causes };

@@ -251,3 +251,36 @@ Deno.test("invalidMessage words kubectl-validate's status as kubectl prints the 
   );
   assert.deepEqual(invalidMessage({ message: "no details" }), { message: "no details" });
 });
+
+Deno.test("invalidMessage quotes an int-or-string value kubectl-validate leaves empty, as the API server does", () => {
+  const status = {
+    details: {
+      kind: "Team",
+      name: "bad-limit",
+      causes: [{
+        field: "spec.resourceLimits.maxMemory",
+        message:
+          'Invalid value: "": must be a non-negative Kubernetes quantity, such as 480Gi, 2Ti, 120 or 500m',
+      }],
+    },
+  };
+  assert.deepEqual(invalidMessage(status, { spec: { resourceLimits: { maxMemory: "480GB" } } }), {
+    message:
+      'The Team "bad-limit" is invalid: spec.resourceLimits.maxMemory: Invalid value: "480GB": must be a non-negative Kubernetes quantity, such as 480Gi, 2Ti, 120 or 500m',
+  });
+  // Without the object, or where the value is not a string or number, the words are kept.
+  assert.match(invalidMessage(status).message, /Invalid value: "": must be/);
+  const listed = invalidMessage(
+    {
+      details: {
+        ...status.details,
+        causes: [{
+          field: "spec.environments[0].clusterDefaults.workerCPU",
+          message: 'Invalid value: "": x',
+        }],
+      },
+    },
+    { spec: { environments: [{ clusterDefaults: { workerCPU: -1 } }] } },
+  );
+  assert.match(listed.message, /workerCPU: Invalid value: -1: x$/);
+});
