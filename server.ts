@@ -78,6 +78,8 @@ const service = createApp({
   ...(pool ? { offload: pool } : {}),
   ...(kube ? { kube } : {}),
   requireClientCert: config.tls?.clientCaFile !== undefined,
+  separateWebhookListener: config.webhook !== undefined,
+  ...(config.webhook?.client ? { webhookClientNames: config.webhook.client.names } : {}),
   onSignals: (signals) => {
     const wanted = signals.filter((s): s is EventSignal => s.signal === "event");
     if (!wanted.length) return;
@@ -110,6 +112,13 @@ const listening = (scheme: string, port: number, hostname: string) =>
     queueLimit: config.queueLimit,
     admissionReads: kube ? "api" : "none",
     clientCertificates: config.tls?.clientCaFile ? "required for hooks" : "not asked",
+    webhooks: config.webhook
+      ? `port ${config.webhook.port}, ${
+        config.webhook.client
+          ? `the API server's client certificate required (${config.webhook.client.names})`
+          : "any caller"
+      }`
+      : "this port",
   });
 const handler = inflight.wrap(service.app.fetch);
 const server = config.tls
@@ -117,6 +126,7 @@ const server = config.tls
     hostname: config.host,
     port: config.port,
     ...config.tls,
+    listener: "hooks",
     log,
     onListen: ({ hostname, port }) => listening("https", port, hostname),
   })
@@ -143,6 +153,8 @@ const webhookServer = config.webhook
     port: config.webhook.port,
     certFile: config.webhook.certFile,
     keyFile: config.webhook.keyFile,
+    ...(config.webhook.client ? { clientCaFile: config.webhook.client.caFile } : {}),
+    listener: "webhooks",
     reloadSeconds: config.tls?.reloadSeconds ?? 10,
     log,
     onListen: ({ hostname, port }) =>

@@ -74,3 +74,32 @@ Deno.test("configuration from the environment", async (t) => {
     });
   }
 });
+
+Deno.test("webhook client authentication: configured together, on the webhook listener", () => {
+  const webhook = {
+    WEBHOOK_PORT: "9443",
+    WEBHOOK_TLS_CERT_FILE: "/tls/tls.crt",
+    WEBHOOK_TLS_KEY_FILE: "/tls/tls.key",
+  };
+  const r = loadConfig({
+    ...webhook,
+    WEBHOOK_CLIENT_CA_FILE: "/tls/ca.crt",
+    WEBHOOK_CLIENT_NAMES: " kube-apiserver-webhook-client , other ",
+  });
+  assert.ok(r.ok);
+  assert.deepEqual(r.config.webhook?.client, {
+    caFile: "/tls/ca.crt",
+    names: ["kube-apiserver-webhook-client", "other"],
+  });
+  const refused = [
+    { ...webhook, WEBHOOK_CLIENT_NAMES: "kube-apiserver-webhook-client" },
+    { ...webhook, WEBHOOK_CLIENT_CA_FILE: "/tls/ca.crt" },
+    { WEBHOOK_CLIENT_CA_FILE: "/tls/ca.crt", WEBHOOK_CLIENT_NAMES: "kube-apiserver-webhook-client" },
+    { ...webhook, WEBHOOK_CLIENT_CA_FILE: "/tls/ca.crt", WEBHOOK_CLIENT_NAMES: " , " },
+  ];
+  for (const env of refused) {
+    const bad = loadConfig(env);
+    assert.ok(!bad.ok, JSON.stringify(env));
+    assert.match(bad.message, /WEBHOOK_CLIENT_NAMES \(the API server's client certificate names\)/);
+  }
+});

@@ -57,6 +57,10 @@ const EnvSchema = z.object({
   WEBHOOK_PORT: int("WEBHOOK_PORT", 0, 65535, 0),
   WEBHOOK_TLS_CERT_FILE: z.string().optional(),
   WEBHOOK_TLS_KEY_FILE: z.string().optional(),
+  WEBHOOK_CLIENT_CA_FILE: z.string().optional(),
+  WEBHOOK_CLIENT_NAMES: z.string().optional().transform((v) =>
+    v === undefined ? undefined : v.split(",").map((n) => n.trim()).filter(Boolean)
+  ),
   TEST_SHRINK_GRACE_SECONDS: int("TEST_SHRINK_GRACE_SECONDS", 0, 3600, 0),
 }).refine((e) => (e.TLS_CERT_FILE === undefined) === (e.TLS_KEY_FILE === undefined), {
   message: "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
@@ -72,6 +76,15 @@ const EnvSchema = z.object({
   {
     message: "WEBHOOK_PORT, WEBHOOK_TLS_CERT_FILE and WEBHOOK_TLS_KEY_FILE must be set together",
     path: ["WEBHOOK_PORT"],
+  },
+).refine(
+  (e) =>
+    (e.WEBHOOK_CLIENT_NAMES === undefined) === (e.WEBHOOK_CLIENT_CA_FILE === undefined) &&
+    (e.WEBHOOK_CLIENT_NAMES === undefined || (e.WEBHOOK_CLIENT_NAMES.length > 0 && e.WEBHOOK_PORT !== 0)),
+  {
+    message:
+      "WEBHOOK_CLIENT_NAMES (the API server's client certificate names) and WEBHOOK_CLIENT_CA_FILE must be set together, and need WEBHOOK_PORT: the API server authenticates on the webhook listener",
+    path: ["WEBHOOK_CLIENT_NAMES"],
   },
 );
 
@@ -110,7 +123,16 @@ export interface Config {
    * A second listener for the API server's admission calls, always HTTPS (the API server requires it), so that
    * the hooks' listener can stay as it is; unset when `WEBHOOK_PORT` is.
    */
-  readonly webhook?: { readonly port: number; readonly certFile: string; readonly keyFile: string };
+  readonly webhook?: {
+    readonly port: number;
+    readonly certFile: string;
+    readonly keyFile: string;
+    /**
+     * The API server authenticates with a client certificate chaining to `clientCaFile` whose common name is one
+     * of `clientNames` (kube-apiserver's webhook client credentials); unset, any caller is served.
+     */
+    readonly client?: { readonly caFile: string; readonly names: readonly string[] };
+  };
   /** What reaches hook logic. */
   readonly hook: HookConfig;
 }
@@ -159,6 +181,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
             port: e.WEBHOOK_PORT,
             certFile: e.WEBHOOK_TLS_CERT_FILE,
             keyFile: e.WEBHOOK_TLS_KEY_FILE,
+            ...(e.WEBHOOK_CLIENT_CA_FILE && e.WEBHOOK_CLIENT_NAMES
+              ? { client: { caFile: e.WEBHOOK_CLIENT_CA_FILE, names: e.WEBHOOK_CLIENT_NAMES } }
+              : {}),
           },
         }
         : {}),

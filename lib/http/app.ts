@@ -4,6 +4,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { bodyLimit } from "hono/body-limit";
 import type { HookConfig } from "../hook/mod.ts";
 import { jsonError } from "./errors.ts";
+import { capped } from "./bind.ts";
 import type { AppEnv, Runtime } from "./env.ts";
 
 /** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
@@ -48,6 +49,17 @@ export interface AppOptions {
    * Probes, metrics and admission webhooks (the API server presents none) are not affected.
    */
   readonly requireClientCert?: boolean;
+  /**
+   * The admission webhooks have a listener of their own (`c.env.listener === "webhooks"`): the hooks' listener
+   * answers `/webhooks/*` 404, so that a network policy or client authentication on the webhook port cannot be
+   * walked around.
+   */
+  readonly separateWebhookListener?: boolean;
+  /**
+   * Admission webhook calls must come with a client certificate the webhook listener verified whose common name
+   * is one of these (the API server's webhook client credentials), else 403.
+   */
+  readonly webhookClientNames?: readonly string[];
 }
 
 /** Shutdown state shared by `/readyz` and the server loop. */
@@ -145,6 +157,30 @@ export function createApp(options: AppOptions): HookService {
         c,
         403,
         `hook calls need a client certificate signed by the hooks' client CA: ${reason}`,
+      );
+    });
+  }
+
+  if (options.separateWebhookListener || options.webhookClientNames) {
+    const names = options.webhookClientNames;
+    app.use("/webhooks/*", async (c, next) => {
+      if (options.separateWebhookListener && c.env?.listener !== "webhooks") {
+        return jsonError(c, 404, "admission webhooks are served on the webhook listener only");
+      }
+      if (!names) return await next();
+      const peer = c.env?.peer;
+      const cn = peer?.subject;
+      if (peer?.authorized && cn !== undefined && names.includes(cn)) return await next();
+      const reason = !peer?.authorized
+        ? peer?.reason ?? "no client certificate"
+        : `client certificate ${JSON.stringify(capped(cn ?? ""))} is not the API server's (${
+          names.join(", ")
+        })`;
+      c.set("failure", `admission review refused: ${reason}`);
+      return jsonError(
+        c,
+        403,
+        `admission webhooks answer only the API server's client certificate: ${reason}`,
       );
     });
   }

@@ -34,8 +34,15 @@ function isJsonContentType(value: string | undefined): boolean {
 /** Longest kind, namespace and name a log line carries (Kubernetes allows at most 253 for a name). */
 const LOG_FIELD_MAX = 253;
 
-/** Caps a logged value: a hostile name must not make a log line megabytes long. */
-function capped(value: string): string {
+/**
+ * Caps a logged value: a hostile name must not make a log line megabytes long.
+ *
+ * @example
+ * ```ts
+ * capped("x".repeat(300)).length; // 253 + "…(+47)"
+ * ```
+ */
+export function capped(value: string): string {
   return value.length <= LOG_FIELD_MAX
     ? value
     : `${value.slice(0, LOG_FIELD_MAX)}…(+${value.length - LOG_FIELD_MAX})`;
@@ -422,12 +429,13 @@ export function bindAdmission(
       return staged(admissionResponse(uid, d.response), d.write, admissionResponse(uid, d.contended));
     },
     signals: (_, response) => denialSignals(webhook, response),
+    // The review's names are the requester's: capped in the log like a hook's parent.
     subject: (r) => {
       const obj = (r.request.object ?? r.request.oldObject) as { kind?: unknown } | null | undefined;
       return {
-        kind: typeof obj?.kind === "string" ? obj.kind : r.request.kind.kind,
-        namespace: r.request.namespace,
-        name: r.request.name ?? "",
+        kind: capped(typeof obj?.kind === "string" ? obj.kind : r.request.kind.kind),
+        namespace: r.request.namespace === undefined ? undefined : capped(r.request.namespace),
+        name: capped(r.request.name ?? ""),
       };
     },
   });

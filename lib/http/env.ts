@@ -32,7 +32,8 @@ export interface Peer {
 
 /** Hono environment of the hook service. */
 export interface AppEnv {
-  Bindings: { peer?: Peer };
+  /** `listener`: which listener took the request, when the service runs one for admission webhooks apart. */
+  Bindings: { peer?: Peer; listener?: "hooks" | "webhooks" };
   Variables: {
     runtime: Runtime;
     subject?: Subject;

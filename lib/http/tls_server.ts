@@ -29,6 +29,8 @@ export interface ServeTlsOptions extends TlsFiles {
   readonly readFile?: (path: string) => string;
   readonly log?: (record: Record<string, unknown>) => void;
   readonly onListen?: (address: { hostname: string; port: number }) => void;
+  /** Which listener this is, handed to the app with every request (when the service runs two). */
+  readonly listener?: "hooks" | "webhooks";
 }
 
 /** A running HTTPS listener. */
@@ -121,7 +123,10 @@ async function send(res: ServerResponse, response: Response): Promise<void> {
  */
 export function serveTls(
   options: ServeTlsOptions,
-  fetch: (request: Request, env: { peer?: Peer }) => Response | Promise<Response>,
+  fetch: (
+    request: Request,
+    env: { peer?: Peer; listener?: "hooks" | "webhooks" },
+  ) => Response | Promise<Response>,
 ): TlsServer {
   const readFile = options.readFile ?? ((p: string) => Deno.readTextFileSync(p));
   const log = options.log ?? (() => {});
@@ -137,7 +142,12 @@ export function serveTls(
     const socket = req.socket as TLSSocket;
     const origin = `https://${req.headers.host ?? "localhost"}`;
     Promise.resolve()
-      .then(() => fetch(toRequest(req, origin), asked ? { peer: peerOf(socket) } : {}))
+      .then(() =>
+        fetch(toRequest(req, origin), {
+          ...(asked ? { peer: peerOf(socket) } : {}),
+          ...(options.listener ? { listener: options.listener } : {}),
+        })
+      )
       .then((response) => send(res, response))
       .catch((err) => {
         log({ msg: "response failed", error: err instanceof Error ? err.message : String(err) });

@@ -9,7 +9,10 @@
 // pair; a serving pair for the hook service on 127.0.0.1 signed by ca.crt (hook.crt/hook.key, for admission
 // webhooks and Metacontroller hooks over TLS), a client pair for Metacontroller (metacontroller.crt/.key), a
 // pair signed by the unrelated other-ca.crt (stranger.crt/.key); tokens.csv; and a kubeconfig (admin token, member of
-// system:masters, so it may impersonate). When /readyz answers, it writes DIR/ready holding the server URL. It
+// system:masters, so it may impersonate). The API server authenticates to every admission webhook with a client
+// certificate (webhook-client.crt/.key, CN kube-apiserver-webhook-client, signed by ca.crt), configured as a
+// cluster operator would: an AdmissionConfiguration (admission-config.yaml) whose WebhookAdmissionConfiguration
+// points at a kubeconfig (webhook-client.kubeconfig) holding the pair for every webhook host. When /readyz answers, it writes DIR/ready holding the server URL. It
 // stops on SIGTERM/SIGINT or when its standard input closes, so a test runner that dies never leaves it behind.
 //
 // Test-only code: it is not part of the product and is never shipped.
@@ -173,6 +176,7 @@ func apiserverArgs(dir string, port, etcdPort int) []string {
 		"--profiling=false",
 		"--allow-privileged=true",
 		"--cert-dir=" + p("apiserver-certs"),
+		"--admission-control-config-file=" + p("admission-config.yaml"),
 		"--v=0",
 	}
 }
@@ -304,6 +308,12 @@ func writePKI(dir string) error {
 	if err := writeLeaf(dir, "stranger", 2, otherCert, otherKey); err != nil {
 		return err
 	}
+	if err := writeLeafNamed(dir, "webhook-client", "kube-apiserver-webhook-client", 5, caCert, caKey); err != nil {
+		return err
+	}
+	if err := writeAdmissionConfig(dir); err != nil {
+		return err
+	}
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
@@ -354,13 +364,48 @@ func writeCA(dir, name string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 }
 
 func writeLeaf(dir, name string, serial int64, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error {
+	return writeLeafNamed(dir, name, name, serial, ca, caKey)
+}
+
+// writeAdmissionConfig writes the AdmissionConfiguration that makes the API server present webhook-client.crt to
+// every admission webhook (kube-apiserver --admission-control-config-file).
+func writeAdmissionConfig(dir string) error {
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+users:
+- name: "*"
+  user:
+    client-certificate: %s
+    client-key: %s
+`, filepath.Join(dir, "webhook-client.crt"), filepath.Join(dir, "webhook-client.key"))
+	if err := os.WriteFile(filepath.Join(dir, "webhook-client.kubeconfig"), []byte(kubeconfig), 0o600); err != nil {
+		return err
+	}
+	config := fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ValidatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: %[1]s
+- name: MutatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: %[1]s
+`, filepath.Join(dir, "webhook-client.kubeconfig"))
+	return os.WriteFile(filepath.Join(dir, "admission-config.yaml"), []byte(config), 0o600)
+}
+
+func writeLeafNamed(dir, name, commonName string, serial int64, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(serial),
-		Subject:      pkix.Name{CommonName: name},
+		Subject:      pkix.Name{CommonName: commonName},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,

@@ -1,0 +1,105 @@
+/**
+ * Who may call what, through the real app (`app.request()` with the listener's findings as the request's env):
+ * hooks only with a client certificate the listener verified; admission webhooks only on their own listener when
+ * the service runs one, and, with the API server's client names configured, only with its certificate.
+ */
+import assert from "node:assert/strict";
+import { HOOK_ROUTES } from "../../hooks/mod.ts";
+import { createApp, type Peer } from "../../lib/http/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+
+const review = JSON.stringify({
+  apiVersion: "admission.k8s.io/v1",
+  kind: "AdmissionReview",
+  request: {
+    uid: "u1",
+    kind: { group: "butler.butlerlabs.dev", version: "v1alpha1", kind: "ProviderConfig" },
+    resource: { group: "butler.butlerlabs.dev", version: "v1alpha1", resource: "providerconfigs" },
+    name: "p",
+    namespace: "butler-system",
+    operation: "CREATE",
+    userInfo: { username: "alice" },
+    object: { apiVersion: "butler.butlerlabs.dev/v1alpha1", kind: "ProviderConfig", metadata: { name: "p" } },
+    oldObject: null,
+  },
+});
+
+function service(options: { separate?: boolean; names?: string[] }) {
+  const logs: Record<string, unknown>[] = [];
+  const { app } = createApp({
+    bodyLimitBytes: 1 << 20,
+    clockOverride: false,
+    hookConfig: DEFAULT_HOOK_CONFIG,
+    routes: HOOK_ROUTES,
+    requireClientCert: true,
+    log: (r) => logs.push(r),
+    ...(options.separate ? { separateWebhookListener: true } : {}),
+    ...(options.names ? { webhookClientNames: options.names } : {}),
+  });
+  const post = (env: { peer?: Peer; listener?: "hooks" | "webhooks" }) =>
+    app.request(
+      "/webhooks/validate/providerconfig",
+      { method: "POST", headers: { "content-type": "application/json" }, body: review },
+      env,
+    );
+  return { post, logs };
+}
+
+const apiserver: Peer = { authorized: true, subject: "kube-apiserver-webhook-client" };
+
+Deno.test("admission webhooks: their own listener, and only the API server's client certificate", async (t) => {
+  await t.step("without configuration, any caller is answered (today's default)", async () => {
+    const { post } = service({});
+    assert.equal((await post({})).status, 200);
+  });
+  await t.step("a separate webhook listener: the hooks' listener does not serve them", async () => {
+    const { post } = service({ separate: true });
+    const r = await post({ listener: "hooks" });
+    assert.equal(r.status, 404);
+    assert.match((await r.json()).error, /served on the webhook listener only/);
+    assert.equal((await post({ listener: "webhooks" })).status, 200);
+  });
+  await t.step(
+    "with the API server's names: no certificate, a foreign one or another name is 403",
+    async () => {
+      const { post, logs } = service({ separate: true, names: ["kube-apiserver-webhook-client"] });
+      const refused = [
+        { listener: "webhooks" as const },
+        { listener: "webhooks" as const, peer: { authorized: false, reason: "no client certificate" } },
+        {
+          listener: "webhooks" as const,
+          peer: {
+            authorized: false,
+            reason: "client certificate not trusted (UNABLE_TO_VERIFY_LEAF_SIGNATURE)",
+          },
+        },
+        { listener: "webhooks" as const, peer: { authorized: true, subject: "metacontroller" } },
+      ];
+      for (const env of refused) {
+        const r = await post(env);
+        assert.equal(r.status, 403, JSON.stringify(env));
+        assert.match(
+          (await r.json()).error,
+          /admission webhooks answer only the API server's client certificate/,
+        );
+      }
+      // Every refusal is logged with why.
+      const failures = logs.filter((l) => l.status === 403).map((l) => String(l.error));
+      assert.equal(failures.length, refused.length);
+      assert.ok(failures.every((f) => f.startsWith("admission review refused: ")), failures.join("\n"));
+      assert.ok(failures.some((f) => f.includes(`"metacontroller" is not the API server's`)));
+      const ok = await post({ listener: "webhooks", peer: apiserver });
+      assert.equal(ok.status, 200);
+      assert.equal((await ok.json()).response.allowed, true);
+      // The API server's certificate opens the webhooks, not the hooks' listener.
+      assert.equal((await post({ listener: "hooks", peer: apiserver })).status, 404);
+    },
+  );
+  await t.step("a hostile common name is capped in the answer and the log", async () => {
+    const { post, logs } = service({ separate: true, names: ["kube-apiserver-webhook-client"] });
+    const r = await post({ listener: "webhooks", peer: { authorized: true, subject: "x".repeat(5000) } });
+    assert.equal(r.status, 403);
+    assert.ok((await r.text()).length < 1000);
+    assert.ok(String(logs.at(-1)?.error).length < 600);
+  });
+});
