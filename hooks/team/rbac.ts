@@ -33,10 +33,26 @@ export function shortHash(text: string): string {
   return h.toString(16).padStart(8, "0");
 }
 
-/** Upstream's sanitizeName: lowercase, `[a-z0-9-]` kept, anything else `-`, trimmed of `-`. */
+/**
+ * Upstream's sanitizeName: lowercase, `[a-z0-9-]` kept, anything else `-`, trimmed of `-`. Linear in the name's
+ * length: the trim is a scan, not `/-+$/`, which V8 retries from every `-` of every run (quadratic: 40,000
+ * characters took half a second).
+ *
+ * @example
+ * ```ts
+ * sanitize("-Alice.Smith@Example.com-"); // "alice-smith-example-com"
+ * ```
+ */
 export function sanitize(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9-]/g, "-").replace(/^-+|-+$/g, "");
+  const s = name.toLowerCase().replace(/[^a-z0-9-]/g, "-");
+  let start = 0;
+  let end = s.length;
+  while (start < end && s.charCodeAt(start) === DASH) start++;
+  while (end > start && s.charCodeAt(end - 1) === DASH) end--;
+  return s.slice(start, end);
 }
+
+const DASH = 45;
 
 /**
  * A RoleBinding name that cannot collide: sanitised subject (which alone can: `a.b@x` and `a-b@x`) plus a hash

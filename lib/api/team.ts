@@ -11,11 +11,12 @@ const Count = z.number().int().min(0);
 
 /** `TeamAccess`: users and groups, each with a role (default viewer). */
 export const TeamAccess = z.looseObject({
-  users: z.array(z.looseObject({ name: z.string().min(1), role: z.enum(ROLES).optional() })).optional(),
+  users: z.array(z.looseObject({ name: z.string().min(1).max(1024), role: z.enum(ROLES).optional() }))
+    .optional(),
   groups: z.array(z.looseObject({
-    name: z.string().min(1),
+    name: z.string().min(1).max(1024),
     role: z.enum(ROLES).optional(),
-    identityProvider: z.string().optional(),
+    identityProvider: z.string().max(253).optional(),
   })).optional(),
 });
 /** Team access. */

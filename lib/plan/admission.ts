@@ -170,7 +170,8 @@ export interface InvalidStatus {
  * with `; ` when there are several. kubectl-validate renders a CEL rule's failure on an object as
  * `Invalid value: "object": ...` and `Invalid value: "null": ...` where current API servers say `Invalid value: ...`
  * and `Invalid value: null: ...`, and on an int-or-string field as `Invalid value: "": ...` where they quote the
- * value (read from `object` when given); the plan says what the API server says.
+ * value (read from `object` when given), and a string over its `maxLength` as `Too long: may not be longer than N`
+ * where they say `Too long: may not be more than N bytes`; the plan says what the API server says.
  *
  * @example
  * ```ts
@@ -183,6 +184,7 @@ export function invalidMessage(status: InvalidStatus, object?: unknown): Omit<Re
     const value = c.field ? valueAt(object, c.field) : undefined;
     const message = (c.message ?? "").replace(/^Invalid value: "object": /, "Invalid value: ")
       .replace(/^Invalid value: "null": /, "Invalid value: null: ")
+      .replace(/^Too long: may not be longer than (\d+)$/, "Too long: may not be more than $1 bytes")
       .replace(
         /^Invalid value: "": /,
         (all) =>

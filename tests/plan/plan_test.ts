@@ -283,4 +283,12 @@ Deno.test("invalidMessage quotes an int-or-string value kubectl-validate leaves 
     { spec: { environments: [{ clusterDefaults: { workerCPU: -1 } }] } },
   );
   assert.match(listed.message, /workerCPU: Invalid value: -1: x$/);
+  const long = invalidMessage({
+    details: {
+      kind: "Team",
+      name: "t",
+      causes: [{ field: "spec.x", message: "Too long: may not be longer than 1024" }],
+    },
+  });
+  assert.equal(long.message, 'The Team "t" is invalid: spec.x: Too long: may not be more than 1024 bytes');
 });
