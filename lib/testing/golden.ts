@@ -70,6 +70,25 @@ function readOptional(path: string): string | undefined {
   }
 }
 
+/**
+ * Whether golden files are being recorded (`UPDATE_GOLDEN=1`). Refused under `CI=true`: goldens are regenerated
+ * on purpose, on a developer's machine, and reviewed; a CI run that rewrote them would pass whatever it computed.
+ *
+ * @example
+ * ```ts
+ * if (updatingGoldens()) Deno.writeTextFileSync(path, formatFixture(body));
+ * ```
+ */
+export function updatingGoldens(env: (name: string) => string | undefined = (n) => Deno.env.get(n)): boolean {
+  const update = env("UPDATE_GOLDEN") === "1";
+  if (update && env("CI") === "true") {
+    throw new Error(
+      "UPDATE_GOLDEN=1 is refused under CI=true: record goldens on purpose, locally, and review them",
+    );
+  }
+  return update;
+}
+
 function dirs(path: string): string[] {
   try {
     return [...Deno.readDirSync(path)].filter((e) => e.isDirectory).map((e) => e.name).sort();
@@ -79,9 +98,17 @@ function dirs(path: string): string[] {
   }
 }
 
-/** Lists every fixture case below `root`, in a stable order. */
+/**
+ * Lists every fixture case below `root`, in a stable order. A root that is missing or holds no case is an error,
+ * not zero tests (a moved folder would otherwise pass silently).
+ */
 export function discoverGoldenCases(root: string): GoldenCase[] {
-  return dirs(root).flatMap((kind) =>
+  try {
+    Deno.statSync(root);
+  } catch {
+    throw new Error(`golden fixtures folder ${root} not found`);
+  }
+  const cases = dirs(root).flatMap((kind) =>
     dirs(`${root}/${kind}`).flatMap((hook) =>
       dirs(`${root}/${kind}/${hook}`).map((name) => ({
         kind,
@@ -92,6 +119,8 @@ export function discoverGoldenCases(root: string): GoldenCase[] {
       }))
     )
   );
+  if (!cases.length) throw new Error(`golden fixtures folder ${root} holds no case`);
+  return cases;
 }
 
 /** Posts one case's request through the app and returns the HTTP status and parsed body. */
@@ -123,7 +152,7 @@ export function registerGoldenTests(
   appFor: (c: GoldenCase) => Hono<AppEnv> = () => app,
   writesOf: (c: GoldenCase) => readonly unknown[] = () => [],
 ): GoldenCase[] {
-  const update = Deno.env.get("UPDATE_GOLDEN") === "1";
+  const update = updatingGoldens();
   const cases = discoverGoldenCases(root);
   for (const c of cases) {
     Deno.test(`golden ${c.kind}/${c.hook}/${c.name}`, async () => {
@@ -133,6 +162,17 @@ export function registerGoldenTests(
       const writesPath = `${c.dir}/writes.json`;
       const writes = writesOf(c);
       if (update) {
+        // Recording still checks what it can: a well-formed answer of the right kind (the app has validated it
+        // against the response schema to answer 200) for the case's request.
+        assert.ok(body !== null && typeof body === "object" && !Array.isArray(body), "an object answer");
+        if (c.hook === "admission") {
+          const uid = JSON.parse(Deno.readTextFileSync(`${c.dir}/request.json`)).request?.uid;
+          assert.equal(
+            (body as { response?: { uid?: string } }).response?.uid,
+            uid,
+            "the review's uid echoed",
+          );
+        }
         Deno.writeTextFileSync(path, formatFixture(body));
         if (writes.length) Deno.writeTextFileSync(writesPath, formatFixture(writes));
         else if (readOptional(writesPath) !== undefined) Deno.removeSync(writesPath);

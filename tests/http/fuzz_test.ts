@@ -6,7 +6,8 @@
  * - the answer is 200 or 400, never a 500 (a crash) or a hang;
  * - a 400 never quotes request content (no injected marker in the error body);
  * - no response names one object twice;
- * - a NetworkPool never drops a grant whose IPAllocation is delivered;
+ * - a NetworkPool never drops or moves a grant whose IPAllocation is delivered (its ledger decoded before and
+ *   after; the property is shown to fail on an answer tampered on purpose);
  * - no Secret value appears in any answer;
  * - the answer's size is proportional to the request's (no blow-up).
  *
@@ -17,6 +18,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { createTestApp, discoverGoldenCases } from "../../lib/testing/mod.ts";
+import { findGrant } from "../../lib/pool_ledger/mod.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -68,6 +70,39 @@ const mutation = fc.record({
   value: injected,
 });
 
+/**
+ * A NetworkPool answer keeps every grant of a delivered IPAllocation, at the same range: the ledger of the request
+ * (`status.ledger`, or a first-format `status.grants`) and of the answer are decoded and compared. Returns how
+ * many grants it compared; throws when one is dropped or moved.
+ */
+function grantsKept(request: Json, body: Json, where: string): number {
+  const before = request?.object?.status;
+  const group = request?.related?.["IPAllocation.butler.butlerlabs.dev/v1alpha1"];
+  if (!before || typeof before !== "object" || !group || typeof group !== "object") return 0;
+  const after = body?.status && typeof body.status === "object" ? body.status : before;
+  let compared = 0;
+  for (const a of Object.values(group) as Json[]) {
+    const uid = a?.metadata?.uid;
+    if (typeof uid !== "string") continue;
+    let held;
+    try {
+      held = findGrant(before, uid);
+    } catch {
+      continue; // a ledger the fuzzer broke holds nothing readable to keep
+    }
+    if (!held) continue;
+    const kept = findGrant(after, uid);
+    assert.ok(kept, `grant of ${uid} dropped: ${where}`);
+    assert.equal(
+      `${kept.range.start}-${kept.range.end}`,
+      `${held.range.start}-${held.range.end}`,
+      `grant moved: ${where}`,
+    );
+    compared++;
+  }
+  return compared;
+}
+
 function keyOf(o: Json): string {
   return `${o?.kind}.${o?.apiVersion} ${o?.metadata?.namespace ?? ""}/${o?.metadata?.name}`;
 }
@@ -76,6 +111,7 @@ Deno.test("fuzzed hook requests keep every invariant", async () => {
   assert.ok(cases.length > 50);
   let answered200 = 0;
   let answered400 = 0;
+  let grantsCompared = 0;
   await fc.assert(
     fc.asyncProperty(mutation, async ({ which, where, op, value }) => {
       const c = cases[which]!;
@@ -113,15 +149,7 @@ Deno.test("fuzzed hook requests keep every invariant", async () => {
       const keys = objects.map(keyOf);
       assert.equal(new Set(keys).size, keys.length, `an object returned twice: ${where_}`);
       if (c.route === "/hooks/networkpool/sync" || c.route === "/hooks/networkpool/finalize") {
-        const before = request.object?.status?.grants;
-        const group = request.related?.["IPAllocation.butler.butlerlabs.dev/v1alpha1"];
-        if (before && typeof before === "object" && group && typeof group === "object") {
-          const delivered = new Set(Object.values(group).map((a: Json) => a?.metadata?.uid));
-          const after = body.status?.grants ?? before; // a status left unchanged keeps every grant
-          for (const uid of Object.keys(before)) {
-            if (delivered.has(uid)) assert.ok(uid in after, `grant ${uid} dropped: ${where_}`);
-          }
-        }
+        grantsCompared += grantsKept(request, body, where_);
       }
     }),
     {
@@ -131,4 +159,36 @@ Deno.test("fuzzed hook requests keep every invariant", async () => {
   );
   // Both kinds of answer were exercised (a mutation scheme that always broke the envelope would prove little).
   assert.ok(answered200 > 500 && answered400 > 100, `200: ${answered200}, 400: ${answered400}`);
+  // The grants property was checked, not skipped: pools with grants were fuzzed and their ledgers compared.
+  assert.ok(grantsCompared > 100, `grants compared: ${grantsCompared}`);
+});
+
+Deno.test("the grants property fails when a grant is dropped or moved on purpose", async () => {
+  const pools = cases.filter((c) => c.route === "/hooks/networkpool/sync");
+  let tampered = 0;
+  for (const c of pools) {
+    const res = await app.request(c.route, {
+      method: "POST",
+      headers: { "content-type": "application/json", "X-Butler-Now": "2026-11-21T09:00:00Z" },
+      body: JSON.stringify(c.request),
+    });
+    const body = await res.json();
+    if (grantsKept(c.request, body, c.name) === 0) continue;
+    const grants: string[] = body.status.ledger.grants;
+    // Each record dropped in turn: the property notices every one a delivered IPAllocation holds.
+    let noticed = 0;
+    for (let i = 0; i < grants.length; i++) {
+      const dropped = structuredClone(body);
+      dropped.status.ledger.grants = grants.filter((_, j) => j !== i);
+      try {
+        grantsKept(c.request, dropped, c.name);
+      } catch (err) {
+        assert.match(String(err), /dropped/);
+        noticed++;
+      }
+    }
+    assert.ok(noticed > 0, `${c.name}: no dropped grant noticed`);
+    tampered++;
+  }
+  assert.ok(tampered >= 3, `pool fixtures with grants: ${tampered}`);
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { invalidMessage, planSucceeded, renderDiff, renderObjects, renderText } from "../../lib/plan/mod.ts";
 import { APPLIED_TOGETHER, examples, outcomeOf, plan, ROOT, yaml } from "./helpers.ts";
+import { updatingGoldens } from "../../lib/testing/mod.ts";
 
 const GOLDEN = `${ROOT}tests/plan/golden/examples.txt`;
 
@@ -54,7 +55,7 @@ Deno.test("plan: the seeds' examples", async (t) => {
 
   await t.step("print as recorded (UPDATE_GOLDEN=1 records on purpose)", async () => {
     const text = renderText(result);
-    if (Deno.env.get("UPDATE_GOLDEN") === "1") {
+    if (updatingGoldens()) {
       await Deno.mkdir(`${ROOT}tests/plan/golden`, { recursive: true });
       await Deno.writeTextFile(GOLDEN, text);
     }
