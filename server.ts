@@ -44,6 +44,7 @@ const pool = config.workers > 0
   ? createWorkerPool({
     workers: config.workers,
     queueLimit: config.queueLimit,
+    deadlineMs: config.deadlineSeconds * 1000,
     init,
     spawn: () =>
       new Worker(new URL("./worker.ts", import.meta.url), { type: "module" }) as unknown as WorkerLike,

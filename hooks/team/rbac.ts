@@ -1,4 +1,4 @@
-import { GROUP, LABELS } from "../../lib/butler/mod.ts";
+import { GROUP, LABELS, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
 import { buildObject, type KubeObject, type TypeRef } from "../../lib/contract/mod.ts";
 import { formatQuantity, parseQuantity } from "../../lib/quantity/mod.ts";
 import type { SubjectAccess } from "./access.ts";
@@ -98,6 +98,12 @@ function elevatedIn(environment: string, subjects: readonly SubjectAccess[]): Su
   );
 }
 
+/**
+ * The RoleBinding in each team namespace (and the ClusterRole it binds, `manifests/components/reporter/rbac.yaml`)
+ * that lets the LoadBalancer reporter get the tenant kubeconfig Secrets there.
+ */
+export const REPORTER_BINDING = "butler-reporter-kubeconfigs";
+
 /** The resource lists of a LimitRange item. The server also fills in `default`/`defaultRequest` from `max`/`min`
  * for containers; those are additions the three-way merge keeps, so they need not be asked for. */
 const LIMIT_RANGE_LISTS = ["max", "min", "default", "defaultRequest", "maxLimitRequestRatio"];
@@ -170,6 +176,17 @@ export function desiredChildren(
     )
   ).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
   children.push(...bindings);
+  // The reporter reads the tenant kubeconfig Secrets of this team's clusters: it may get Secrets here, in team
+  // namespaces only, not cluster-wide (where butler-system holds the CA key and provider credentials). Harmless
+  // without the reporter component: the ServiceAccount does not exist.
+  children.push(buildObject(
+    CHILD_TYPES.RoleBinding,
+    { name: REPORTER_BINDING, namespace: ns, labels: l },
+    {
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: REPORTER_BINDING },
+      subjects: [{ kind: "ServiceAccount", name: "butler-reporter", namespace: SYSTEM_NAMESPACE }],
+    },
+  ));
 
   // An environment elevation grants what the seed gives it, creating, changing and deleting TenantClusters
   // labelled with that environment, never the team role's Secrets or ProviderConfigs namespace-wide. RBAC grants

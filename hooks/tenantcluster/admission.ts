@@ -162,14 +162,17 @@ function providerErrors(
 }
 
 /**
- * Whether a TenantCluster a delete review names is really going: gone, or terminating. A review is not trusted
+ * Whether a delete review may release the reservation of the TenantCluster it names. A review is not trusted
  * for that (anyone who reaches the webhook could forge one to free another cluster's reservation): the stored
- * object is read. A live cluster keeps its reservation; a real delete of one makes it terminating at once
- * (Metacontroller's finalizer), and usage no longer counts a terminating cluster nor its reservation.
+ * object is read. Released: a cluster gone or terminating, or the very object the review deletes (its UID, which
+ * only who may read that cluster knows, and who may read it may delete it). A live cluster named by a review
+ * that does not carry its UID keeps its reservation.
  */
-function released(stored: unknown): boolean {
-  const m = (stored as { metadata?: { deletionTimestamp?: string | null } } | undefined)?.metadata;
-  return stored === undefined || stored === null || Boolean(m?.deletionTimestamp);
+function released(stored: unknown, uid: string | undefined): boolean {
+  const m = (stored as { metadata?: { deletionTimestamp?: string | null; uid?: string } } | undefined)
+    ?.metadata;
+  return stored === undefined || stored === null || Boolean(m?.deletionTimestamp) ||
+    (uid !== undefined && uid === m?.uid);
 }
 
 const CONTENDED: AdmissionDecision = {
@@ -199,7 +202,8 @@ export function admitTenantCluster(
   const ledger = readQuotaLedger(reads.ledger);
   const now = context.now;
   if (r.operation === "DELETE") {
-    if (!ledger.reservations.has(name) || !released(reads.cluster)) return { allowed: true };
+    const uid = (r.oldObject as { metadata?: { uid?: string } } | undefined)?.metadata?.uid;
+    if (!ledger.reservations.has(name) || !released(reads.cluster, uid)) return { allowed: true };
     const write = {
       method: "PUT" as const,
       path: ledgerPath(namespace, LEDGER_NAME),

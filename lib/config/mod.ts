@@ -50,6 +50,7 @@ const EnvSchema = z.object({
   IDP_GROUP_PREFIXES: idpPrefixes,
   HOOK_WORKERS: int("HOOK_WORKERS", 0, 64, 2),
   HOOK_QUEUE_LIMIT: int("HOOK_QUEUE_LIMIT", 0, 1024, 4),
+  HOOK_DEADLINE_SECONDS: int("HOOK_DEADLINE_SECONDS", 0, 600, 15),
   TLS_CERT_FILE: z.string().optional(),
   TLS_KEY_FILE: z.string().optional(),
   TLS_CLIENT_CA_FILE: z.string().optional(),
@@ -110,6 +111,11 @@ export interface Config {
   /** Hook requests that may wait for a worker; one more is answered 429. */
   readonly queueLimit: number;
   /**
+   * Seconds a hook request may run in a worker before it is stopped (the worker replaced, the request answered
+   * 503); 0: no limit. Metacontroller gives up on a hook after its own timeout (10 s by default) anyway.
+   */
+  readonly deadlineSeconds: number;
+  /**
    * PEM certificate chain and key files to serve HTTPS with (re-read every `reloadSeconds`, swapped when they
    * change), and the CA that client certificates must chain to for hook calls; plain HTTP when unset.
    */
@@ -165,6 +171,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
       workers: e.HOOK_WORKERS,
       queueLimit: e.HOOK_QUEUE_LIMIT,
+      deadlineSeconds: e.HOOK_DEADLINE_SECONDS,
       ...(e.TLS_CERT_FILE && e.TLS_KEY_FILE
         ? {
           tls: {

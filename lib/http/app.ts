@@ -9,6 +9,7 @@ import type { AppEnv, Runtime } from "./env.ts";
 
 /** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
 const NOW_HEADER_LOWER = "x-butler-now";
+import client from "prom-client";
 import { createHttpMetrics, type HttpMetrics } from "./metrics.ts";
 import { createDomainMetrics, type DomainMetrics } from "./domain_metrics.ts";
 import type { Offload } from "./pool.ts";
@@ -81,6 +82,28 @@ export interface HookService {
 
 const UNMATCHED = "unmatched";
 
+/** The worker pool's deadline and health, read from the pool when scraped. */
+function registerPoolMetrics(registry: client.Registry, offload: Offload): void {
+  new client.Counter({
+    name: "butler_hook_deadline_exceeded_total",
+    help:
+      "Hook requests stopped at their deadline (their worker terminated and replaced, the request answered 503).",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(offload.stats().timedOut ?? 0);
+    },
+  });
+  new client.Gauge({
+    name: "butler_hook_workers_unavailable",
+    help: "Hook workers that could not be replaced (the service reports itself unhealthy).",
+    registers: [registry],
+    collect() {
+      this.set(offload.stats().unavailable ?? 0);
+    },
+  });
+}
+
 /**
  * Builds the hook service: probes, metrics, request logging, body limit, JSON errors, and the routes each hook
  * module registers. Pure construction: nothing listens, nothing is read from the environment.
@@ -95,6 +118,7 @@ export function createApp(options: AppOptions): HookService {
   const app = new Hono<AppEnv>();
   const metrics = createHttpMetrics();
   const domain = createDomainMetrics(metrics.registry);
+  if (options.offload) registerPoolMetrics(metrics.registry, options.offload);
   const log = options.log ?? (() => {});
   const elapsed = options.elapsed ?? (() => performance.now());
   const runtime: Runtime = {
@@ -231,7 +255,13 @@ export function createApp(options: AppOptions): HookService {
     });
   }
 
-  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  // A hook worker that could not be replaced leaves the service short for good: let the kubelet restart it.
+  app.get("/healthz", (c) => {
+    const unavailable = offload?.stats().unavailable ?? 0;
+    return unavailable > 0
+      ? c.json({ status: "unhealthy", reason: `${unavailable} hook worker(s) could not be replaced` }, 503)
+      : c.json({ status: "ok" });
+  });
   app.get("/readyz", (c) => {
     if (lifecycle.shuttingDown) return c.json({ status: "shutting down" }, 503);
     if (offload && admitted >= capacity()) {

@@ -34,8 +34,18 @@ export interface OffloadReply {
 export interface Offload {
   /** Runs a request, or answers `"busy"` when every worker is taken and the queue is full. */
   submit(request: OffloadRequest): Promise<OffloadReply | "busy">;
-  /** Workers, those busy, requests queued, and the queue's limit. */
-  stats(): { workers: number; busy: number; queued: number; queueLimit: number };
+  /**
+   * Workers, those busy, requests queued, the queue's limit; requests stopped at their deadline so far, and
+   * workers that could not be replaced (optional: a pool without deadlines has neither).
+   */
+  stats(): {
+    workers: number;
+    busy: number;
+    queued: number;
+    queueLimit: number;
+    timedOut?: number;
+    unavailable?: number;
+  };
 }
 
 /** Messages between the pool and a worker. */
@@ -67,6 +77,11 @@ export interface PoolOptions {
   readonly init: unknown;
   /** Told when a worker died and was replaced. */
   readonly onCrash?: (message: string) => void;
+  /**
+   * How long a request may run in a worker (ms; unset or 0: no limit). Past it the worker is terminated and
+   * replaced, and the request answered 503: one slow hook input cannot hold the service.
+   */
+  readonly deadlineMs?: number;
 }
 
 interface Task {
@@ -79,6 +94,22 @@ interface Slot {
   worker: WorkerLike;
   task?: Task;
   ready: boolean;
+  /** Set when the task's deadline is running. */
+  timer?: ReturnType<typeof setTimeout>;
+  /** A replacement worker that could not start: the slot takes no more work (`/healthz` says so). */
+  broken?: boolean;
+}
+
+/** The answer to a request stopped at its deadline: 503, so Metacontroller retries it with backoff. */
+function deadlineReply(ms: number): OffloadReply {
+  const seconds = Number((ms / 1000).toFixed(3));
+  return {
+    status: 503,
+    body: JSON.stringify({
+      error: `the hook ran longer than ${seconds}s and was stopped (its worker replaced); try again`,
+    }),
+    failure: `hook stopped at its ${seconds}s deadline; worker replaced`,
+  };
 }
 
 const CRASHED: OffloadReply = {
@@ -105,6 +136,8 @@ export function createWorkerPool(
   options: PoolOptions,
 ): Offload & { readonly ready: Promise<void>; terminate(): void } {
   const queue: Task[] = [];
+  const deadlineMs = options.deadlineMs ?? 0;
+  let timedOut = 0;
   let nextId = 0;
   const slots: Slot[] = [];
   let started = 0;
@@ -125,6 +158,7 @@ export function createWorkerPool(
       if (msg.type !== "reply" || !slot.task || slot.task.id !== msg.id) return;
       const task = slot.task;
       slot.task = undefined;
+      clearTimeout(slot.timer);
       task.resolve(msg.reply);
       pump();
     };
@@ -139,8 +173,10 @@ export function createWorkerPool(
       options.onCrash?.(event.message);
       const task = slot.task;
       slot.task = undefined;
+      clearTimeout(slot.timer);
       worker.terminate();
-      start(slot);
+      if (slot.ready) start(slot);
+      else slot.broken = true; // a replacement that cannot start would not start the next time either
       task?.resolve(CRASHED);
       pump();
     };
@@ -149,12 +185,24 @@ export function createWorkerPool(
 
   function pump(): void {
     for (const slot of slots) {
-      if (slot.task) continue;
+      if (slot.task || slot.broken) continue;
       const task = queue.shift();
       if (!task) return;
       slot.task = task;
+      if (deadlineMs > 0) slot.timer = setTimeout(() => expire(slot, task), deadlineMs);
       slot.worker.postMessage({ type: "run", id: task.id, request: task.request }, [task.request.body]);
     }
+  }
+
+  /** A request past its deadline: its worker is terminated and replaced, and the request answered 503. */
+  function expire(slot: Slot, task: Task): void {
+    if (slot.task !== task) return;
+    slot.task = undefined;
+    timedOut++;
+    slot.worker.terminate();
+    start(slot);
+    task.resolve(deadlineReply(deadlineMs));
+    pump();
   }
 
   for (let i = 0; i < options.workers; i++) {
@@ -166,7 +214,10 @@ export function createWorkerPool(
   return {
     ready,
     submit(request) {
-      const idle = slots.some((s) => !s.task);
+      const usable = slots.filter((s) => !s.broken);
+      // Every worker gone for good: nothing would ever run a queued request.
+      if (!usable.length) return Promise.resolve("busy");
+      const idle = usable.some((s) => !s.task);
       if (!idle && queue.length >= options.queueLimit) return Promise.resolve("busy");
       return new Promise<OffloadReply>((resolve) => {
         queue.push({ id: nextId++, request, resolve });
@@ -179,10 +230,15 @@ export function createWorkerPool(
         busy: slots.filter((s) => s.task).length,
         queued: queue.length,
         queueLimit: options.queueLimit,
+        timedOut,
+        unavailable: slots.filter((s) => s.broken).length,
       };
     },
     terminate() {
-      for (const s of slots) s.worker.terminate();
+      for (const s of slots) {
+        clearTimeout(s.timer);
+        s.worker.terminate();
+      }
     },
   };
 }

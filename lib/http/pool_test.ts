@@ -65,13 +65,20 @@ Deno.test("the worker pool", async (t) => {
     const c = pool.submit(req("c"));
     assert.equal(await pool.submit(req("d")), "busy");
     await tick();
-    assert.deepEqual(pool.stats(), { workers: 2, busy: 2, queued: 1, queueLimit: 1 });
+    assert.deepEqual(pool.stats(), {
+      workers: 2,
+      busy: 2,
+      queued: 1,
+      queueLimit: 1,
+      timedOut: 0,
+      unavailable: 0,
+    });
     workers[0]!.answer();
     assert.deepEqual(await a, { status: 200, body: "a" });
     await tick();
     assert.deepEqual(
       pool.stats(),
-      { workers: 2, busy: 2, queued: 0, queueLimit: 1 },
+      { workers: 2, busy: 2, queued: 0, queueLimit: 1, timedOut: 0, unavailable: 0 },
       "the queued one started",
     );
     workers[1]!.answer();
@@ -113,5 +120,57 @@ Deno.test("the worker pool", async (t) => {
     await assert.rejects(pool.ready, /a hook worker failed to start: cannot start/);
     await tick();
     assert.equal(spawned, 2);
+  });
+});
+
+Deno.test("the worker pool stops a request at its deadline and replaces the worker", async (t) => {
+  await t.step(
+    "a hook that never answers: 503 at the deadline, the worker replaced, the next request served",
+    async () => {
+      const workers: FakeWorker[] = [];
+      const pool = createWorkerPool({
+        workers: 1,
+        queueLimit: 1,
+        init: {},
+        deadlineMs: 30,
+        spawn: () => (workers.push(new FakeWorker()), workers.at(-1)!),
+      });
+      await pool.ready;
+      const slow = pool.submit(req("slow"));
+      const reply = await slow;
+      assert.ok(reply !== "busy");
+      assert.equal(reply.status, 503);
+      assert.match(JSON.parse(reply.body).error, /ran longer than 0\.03s and was stopped/);
+      assert.match(reply.failure ?? "", /deadline/);
+      assert.equal(workers.length, 2, "a new worker");
+      assert.ok(workers[0]!.terminated, "the slow one terminated");
+      assert.equal(pool.stats().timedOut, 1);
+      await tick();
+      const next = pool.submit(req("fast"));
+      await tick();
+      workers[1]!.answer();
+      assert.equal(((await next) as { status: number }).status, 200);
+      assert.equal(pool.stats().timedOut, 1, "an answer in time is no timeout");
+      pool.terminate();
+    },
+  );
+  await t.step("a replacement that cannot start leaves the slot unavailable, and takes no work", async () => {
+    let spawned = 0;
+    const pool = createWorkerPool({
+      workers: 1,
+      queueLimit: 1,
+      init: {},
+      deadlineMs: 20,
+      // The first worker starts; its replacement cannot.
+      spawn: () => new FakeWorker(spawned++ > 0),
+    });
+    await pool.ready;
+    assert.equal((await pool.submit(req("slow")) as { status: number }).status, 503);
+    await tick();
+    await tick();
+    assert.equal(pool.stats().unavailable, 1);
+    assert.equal(spawned, 2, "no respawn loop");
+    assert.equal(await pool.submit(req("next")), "busy");
+    pool.terminate();
   });
 });

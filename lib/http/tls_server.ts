@@ -72,7 +72,12 @@ function peerOf(socket: TLSSocket): Peer {
     };
 }
 
-function toRequest(req: IncomingMessage, origin: string): Request {
+/**
+ * The request as a `Request`. Its body is read with backpressure (the socket pauses while nothing consumes it), so
+ * a body the app refuses before reading it (413, 429) is never buffered; {@linkcode send} then closes the
+ * connection instead of draining it.
+ */
+function toRequest(req: IncomingMessage, origin: string): { request: Request; unread: () => boolean } {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (Array.isArray(value)) { for (const v of value) headers.append(name, v); }
@@ -80,26 +85,46 @@ function toRequest(req: IncomingMessage, origin: string): Request {
   }
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD";
+  let ended = false;
   const body = hasBody
     ? new ReadableStream<Uint8Array>({
       start(controller) {
-        req.on("data", (chunk: Buffer) => controller.enqueue(new Uint8Array(chunk)));
-        req.on("end", () => controller.close());
+        req.on("data", (chunk: Buffer) => {
+          controller.enqueue(new Uint8Array(chunk));
+          if ((controller.desiredSize ?? 0) <= 0) req.pause();
+        });
+        req.on("end", () => {
+          ended = true;
+          controller.close();
+        });
         req.on("error", (err) => controller.error(err));
+      },
+      pull() {
+        req.resume();
       },
       cancel() {
         req.destroy();
       },
     })
     : null;
-  return new Request(new URL(req.url ?? "/", origin), {
+  const request = new Request(new URL(req.url ?? "/", origin), {
     method,
     headers,
     ...(body ? { body, duplex: "half" } as RequestInit : {}),
   });
+  return { request, unread: () => hasBody && !ended };
 }
 
-async function send(res: ServerResponse, response: Response): Promise<void> {
+/**
+ * Writes the response. A request whose body was not read to its end (refused early) gets `Connection: close`
+ * and its socket is destroyed once the answer is out: the rest of the body is never read.
+ */
+async function send(
+  res: ServerResponse,
+  response: Response,
+  req: IncomingMessage,
+  unread: () => boolean,
+): Promise<void> {
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, name) => {
     const prior = headers[name];
@@ -107,8 +132,12 @@ async function send(res: ServerResponse, response: Response): Promise<void> {
   });
   const body = Buffer.from(await response.arrayBuffer());
   headers["content-length"] = String(body.length);
+  const close = unread();
+  if (close) headers["connection"] = "close";
   res.writeHead(response.status, headers);
-  res.end(body);
+  res.end(body, () => {
+    if (close) req.destroy();
+  });
 }
 
 /**
@@ -141,14 +170,15 @@ export function serveTls(
   }, (req, res) => {
     const socket = req.socket as TLSSocket;
     const origin = `https://${req.headers.host ?? "localhost"}`;
+    const { request, unread } = toRequest(req, origin);
     Promise.resolve()
       .then(() =>
-        fetch(toRequest(req, origin), {
+        fetch(request, {
           ...(asked ? { peer: peerOf(socket) } : {}),
           ...(options.listener ? { listener: options.listener } : {}),
         })
       )
-      .then((response) => send(res, response))
+      .then((response) => send(res, response, req, unread))
       .catch((err) => {
         log({ msg: "response failed", error: err instanceof Error ? err.message : String(err) });
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });

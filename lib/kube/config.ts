@@ -20,9 +20,12 @@ interface Kubeconfig {
       token?: string;
       "client-certificate-data"?: string;
       "client-key-data"?: string;
-    };
+    } & Record<string, unknown>;
   }[];
 }
+
+/** kubeconfig user fields that name credentials this client cannot present. */
+const UNSUPPORTED_CREDENTIALS = ["exec", "auth-provider", "tokenFile", "username", "password"] as const;
 
 /** A kubeconfig's file references are relative to the kubeconfig itself. */
 const resolve = (config: string, file: string) =>
@@ -59,13 +62,21 @@ export function loadKubeConfig(
  * A connection from the text of a kubeconfig: its current context's server, CA (inline or, with `readFile`, a
  * file) and credentials (token or client certificate). `source` names the kubeconfig in errors. Throws on a
  * kubeconfig that has no usable cluster, bad YAML, or a certificate Deno cannot load; never echoes the content.
+ * Credentials this client cannot use (`exec` plugins, `auth-provider`, `tokenFile`, basic auth) are an error, never
+ * a silent anonymous request. With `requireTls` (a tenant's kubeconfig) a plain `http://` server is refused: the
+ * token would travel in clear, and the address is the tenant's to choose.
  *
  * @example
  * ```ts
  * const tenant = kubeconfigConnection(secretText, "Secret team-a/c1-kubeconfig");
  * ```
  */
-export function kubeconfigConnection(text: string, source: string, readFile?: ReadText): KubeConnection {
+export function kubeconfigConnection(
+  text: string,
+  source: string,
+  readFile?: ReadText,
+  options: { readonly requireTls?: boolean } = {},
+): KubeConnection {
   let config: Kubeconfig;
   try {
     config = (parse(text) ?? {}) as Kubeconfig;
@@ -81,6 +92,17 @@ export function kubeconfigConnection(text: string, source: string, readFile?: Re
     (config.users?.length === 1 ? config.users[0]!.user : {});
   if (!cluster || typeof cluster.server !== "string" || !/^https?:\/\//.test(cluster.server)) {
     throw new Error(`${source}: no cluster server for the current context`);
+  }
+  if (options.requireTls && !cluster.server.startsWith("https://")) {
+    throw new Error(`${source}: the cluster server is not https:// (credentials are never sent in clear)`);
+  }
+  const unsupported = UNSUPPORTED_CREDENTIALS.filter((k) => user[k] !== undefined && user[k] !== null);
+  if (unsupported.length) {
+    throw new Error(
+      `${source}: user credentials of type ${
+        unsupported.join(", ")
+      } are not supported (use a token or a client certificate)`,
+    );
   }
   const ca = cluster["certificate-authority-data"]
     ? text64(cluster["certificate-authority-data"])

@@ -29,6 +29,11 @@ export interface WatchOptions<T> {
   readonly maxEventBytes?: number;
   /** Objects per list page (default 500). */
   readonly pageSize?: number;
+  /**
+   * List pages read at most (default: enough for `maxItems` and two more, else 10,000): a server that answers
+   * `continue` forever ends the list there, which then counts as incomplete (`overflow`).
+   */
+  readonly maxListPages?: number;
   /** Per-request timeout of list pages (default 15 s). */
   readonly listTimeoutMs?: number;
   /** Server-side watch duration (default 40–60 s, jittered); the stream is dropped after it plus 20 s idle. */
@@ -137,6 +142,8 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
   } = options;
   const random = options.random ?? Math.random;
   const clock = options.clock ?? Date.now;
+  const maxListPages = options.maxListPages ??
+    (Number.isFinite(maxItems) ? Math.ceil(maxItems / pageSize) + 2 : 10_000);
   const watchSeconds = options.watchSeconds ?? (() => 40 + Math.floor(random() * 20));
   const stopper = new AbortController();
   let items = new Map<string, T>();
@@ -172,7 +179,12 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
     overflow = false;
     let cont: string | undefined;
     let rv: string | undefined;
+    let pages = 0;
     do {
+      if (pages++ >= maxListPages) {
+        overflow = true;
+        break;
+      }
       const url = `${path}${sep}limit=${pageSize}${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`;
       const signal = AbortSignal.any([stopper.signal, AbortSignal.timeout(listTimeoutMs)]);
       const res = await client.stream(url, signal);
@@ -191,7 +203,7 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
     options.onChange?.();
   }
 
-  async function watch(): Promise<void> {
+  async function watch(opened: () => void): Promise<void> {
     const seconds = watchSeconds();
     const local = new AbortController();
     const signal = AbortSignal.any([stopper.signal, local.signal]);
@@ -208,6 +220,7 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
       );
       lastContact = clock();
       setHealth({ state: "watching" });
+      opened();
       // A TextDecoder rather than a TextDecoderStream, and a small buffer of our own: one watch per tenant
       // waits on a read all the time, and each piped stream or default read buffer costs memory.
       const reader = chunkReader(res.body!);
@@ -270,10 +283,10 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
     while (!stopper.signal.aborted) {
       try {
         if (resourceVersion === undefined) await list();
-        setHealth({ state: "watching" });
-        failures = 0;
         const started = clock();
-        await watch();
+        // Healthy once the server answers the watch (watch() says so), not while a reconnect is only attempted:
+        // a tenant that is gone must not look watched between attempts.
+        await watch(() => (failures = 0));
         // A server that ends every watch at once must not make this a busy loop.
         if (clock() - started < 1000) await pause(1000);
       } catch (err) {

@@ -134,3 +134,55 @@ Deno.test("kubeconfigConnection: inline CA and token; errors name the source, ne
       err.message === "Secret a/b: the cluster's certificate authority is not a PEM certificate",
   );
 });
+
+Deno.test("startWatch: a server that answers continue forever ends the list, which counts as incomplete", async () => {
+  const fake = fakeServer({
+    pages: [{ items: [svc("again", "1")], continue: "forever" }],
+    watches: [() => new Promise((r) => setTimeout(r, 2000))],
+  });
+  const w = startWatch({
+    client: createKubeClient({ server: fake.url }),
+    path: "/api/v1/services",
+    select: (raw) => (raw as { metadata: { name: string } }).metadata.name,
+    maxItems: 10,
+    pageSize: 5,
+  });
+  try {
+    await until(() => w.synced, "the list ended");
+    const lists = fake.requests.filter((q) => !q.includes("watch=1"));
+    assert.equal(lists.length, 4, "ceil(10 / 5) + 2 pages, no more");
+    assert.equal(w.overflow, true);
+    assert.deepEqual([...w.items.values()], ["again"]);
+  } finally {
+    await w.stop();
+    await fake.server.shutdown();
+  }
+});
+
+Deno.test("startWatch: between failed reconnects the watch is never reported healthy", async () => {
+  // One watch that ends, then every reconnect answered 500: after the first failure the health must stay
+  // "failing" (a reporter would otherwise refresh observedAt for a tenant that is gone).
+  const fake = fakeServer({
+    pages: [{ items: [svc("one", "1")] }],
+    watches: [
+      (send) => send(JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "11" } } })),
+    ],
+  });
+  const seen: string[] = [];
+  const w = startWatch({
+    client: createKubeClient({ server: fake.url }, { retries: 0 }),
+    path: "/api/v1/services",
+    select: (raw) => (raw as { metadata: { name: string } }).metadata.name,
+    backoffMs: 5,
+    maxBackoffMs: 10,
+    onHealth: (h) => seen.push(h.state),
+  });
+  try {
+    await until(() => seen.filter((s) => s === "failing").length >= 3, "three failed reconnects");
+    const afterFirstFailure = seen.slice(seen.indexOf("failing"));
+    assert.ok(!afterFirstFailure.includes("watching"), seen.join(" "));
+  } finally {
+    await w.stop();
+    await fake.server.shutdown();
+  }
+});

@@ -114,6 +114,8 @@ export const UNREADABLE_STATES = [
   "Unreachable",
   "Unauthorized",
   "Forbidden",
+  "Timeout",
+  "TLSError",
   "KubeconfigMissing",
   "KubeconfigInvalid",
 ] as const;

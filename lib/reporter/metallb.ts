@@ -8,14 +8,10 @@
 import type { ConditionInput } from "../conditions/mod.ts";
 import { listNames } from "../conditions/mod.ts";
 import { KubeApiError } from "../kube/mod.ts";
+import { classifyTenantError, type TenantFailure } from "./classify.ts";
 
 /** Why an apply failed, as a condition reason. */
-export type MetalLBFailure =
-  | "MetalLBNotInstalled"
-  | "Unauthorized"
-  | "Forbidden"
-  | "Rejected"
-  | "Unreachable";
+export type MetalLBFailure = "MetalLBNotInstalled" | "Rejected" | TenantFailure;
 
 /** The last outcome of applying a tenant's MetalLB configuration. */
 export type MetalLBOutcome =
@@ -24,15 +20,10 @@ export type MetalLBOutcome =
   | { readonly state: "NotConnected" }
   | { readonly state: "Failed"; readonly reason: MetalLBFailure; readonly message: string };
 
-const FIXED: Record<MetalLBFailure, string> = {
-  MetalLBNotInstalled:
-    "the tenant serves no metallb.io/v1beta1 IPAddressPool or L2Advertisement API: install MetalLB in the tenant",
-  Unauthorized: "the tenant refused the kubeconfig's credentials",
-  Forbidden:
-    "the kubeconfig's identity may not apply IPAddressPools and L2Advertisements in metallb-system (grant get, create and patch)",
-  Rejected: "the tenant's API server rejected the MetalLB objects",
-  Unreachable: "cannot reach the tenant's API server",
-};
+const NOT_INSTALLED =
+  "the tenant serves no metallb.io/v1beta1 IPAddressPool or L2Advertisement API: install MetalLB in the tenant";
+const FORBIDDEN =
+  "the kubeconfig's identity may not apply IPAddressPools and L2Advertisements in metallb-system (grant get, create and patch)";
 
 /**
  * Classifies a failed apply: the HTTP status decides, the tenant's words never reach status.
@@ -44,19 +35,18 @@ const FIXED: Record<MetalLBFailure, string> = {
  * ```
  */
 export function metallbFailure(err: unknown): MetalLBOutcome {
-  if (!(err instanceof KubeApiError)) {
-    return { state: "Failed", reason: "Unreachable", message: FIXED.Unreachable };
+  if (err instanceof KubeApiError && err.status === 404) {
+    return { state: "Failed", reason: "MetalLBNotInstalled", message: `${NOT_INSTALLED} (HTTP 404)` };
   }
-  const reason: MetalLBFailure = err.status === 404
-    ? "MetalLBNotInstalled"
-    : err.status === 401
-    ? "Unauthorized"
-    : err.status === 403
-    ? "Forbidden"
-    : err.status === 400 || err.status === 422
-    ? "Rejected"
-    : "Unreachable";
-  return { state: "Failed", reason, message: `${FIXED[reason]} (HTTP ${err.status})` };
+  if (err instanceof KubeApiError && (err.status === 400 || err.status === 422)) {
+    return {
+      state: "Failed",
+      reason: "Rejected",
+      message: `the tenant's API server rejected the MetalLB objects (HTTP ${err.status})`,
+    };
+  }
+  const c = classifyTenantError(err, FORBIDDEN);
+  return { state: "Failed", reason: c.reason, message: c.message };
 }
 
 /**

@@ -10,5 +10,6 @@ export * from "./inventory.ts";
 export * from "./tenants.ts";
 export * from "./shards.ts";
 export * from "./metallb.ts";
+export * from "./classify.ts";
 export * from "./tenant.ts";
 export * from "./reporter.ts";

@@ -28,6 +28,7 @@ import {
 } from "./inventory.ts";
 import type { Tenant } from "./tenants.ts";
 import { hash53 } from "./shards.ts";
+import { classifyTenantError } from "./classify.ts";
 import { METALLB_FIELD_MANAGER, metallbObjects } from "../metallb/mod.ts";
 import { metallbCondition, metallbFailure, type MetalLBOutcome } from "./metallb.ts";
 
@@ -72,11 +73,10 @@ const DEBOUNCE_MS = 100;
 /** How often the worker checks whether a heartbeat is due or its health changed (ms). */
 const TICK_MS = 5000;
 
+/** A failed read of the tenant's Services, in fixed words (the tenant's own never reach status). */
 function healthOf(error: KubeApiError): TenantHealth {
-  const message = truncate(`cannot read the tenant's Services: ${error.reason} ${error.message}`.trim(), 300);
-  if (error.status === 401) return { state: "Unauthorized", message };
-  if (error.status === 403) return { state: "Forbidden", message };
-  return { state: "Unreachable", message };
+  const c = classifyTenantError(error, "the kubeconfig's identity may not list and watch Services");
+  return { state: c.reason, message: `cannot read the tenant's Services: ${c.message}` };
 }
 
 /** Starts watching one tenant. */
@@ -152,7 +152,9 @@ export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
     }
     try {
       const text = new TextDecoder().decode(decodeBase64(encoded));
-      connection = kubeconfigConnection(text, `${secretRef} key "${tenant.secretKey}"`);
+      connection = kubeconfigConnection(text, `${secretRef} key "${tenant.secretKey}"`, undefined, {
+        requireTls: true,
+      });
     } catch (err) {
       problem = { state: "KubeconfigInvalid", message: err instanceof Error ? err.message : String(err) };
       return;

@@ -5,12 +5,22 @@
  * Lease, heartbeat and recheck periods.
  */
 import assert from "node:assert/strict";
+import { REPORTER_BINDING } from "../../hooks/team/mod.ts";
 import { syncTenantCluster } from "../../hooks/tenantcluster/mod.ts";
 import { KINDS } from "../../lib/butler/mod.ts";
 import { groupKey } from "../../lib/contract/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { b64, startTestTenant } from "./tenant.ts";
-import { api, cluster, freePort, installManifests, kubectlOk, ROOT, spawnLogged } from "./cluster.ts";
+import {
+  api,
+  cluster,
+  freePort,
+  installManifests,
+  kubectl,
+  kubectlOk,
+  ROOT,
+  spawnLogged,
+} from "./cluster.ts";
 
 const NS = "reporter-a";
 const PC = "reporter-elastic";
@@ -126,6 +136,29 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
     "-f",
     `${ROOT}/manifests/components/reporter/rbac.yaml`,
   ]);
+  // The reporter may get Secrets only where a Team's hook binds it, in the team namespace: as it does.
+  await kubectlOk(["apply", "-f", "-"], {
+    stdin: JSON.stringify({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: REPORTER_BINDING, namespace: NS },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: REPORTER_BINDING },
+      subjects: [{ kind: "ServiceAccount", name: "butler-reporter", namespace: "butler-system" }],
+    }),
+  });
+  const reporterCan = async (ns: string) =>
+    (await kubectl([
+      "auth",
+      "can-i",
+      "get",
+      "secrets",
+      "-n",
+      ns,
+      "--as=system:serviceaccount:butler-system:butler-reporter",
+    ])).stdout.trim();
+  assert.equal(await reporterCan(NS), "yes");
+  assert.equal(await reporterCan("butler-system"), "no", "never the CA's key or provider credentials");
+  assert.equal(await reporterCan("kube-system"), "no");
   const saToken =
     (await kubectlOk(["create", "token", "butler-reporter", "-n", "butler-system", "--duration=1h"]))
       .trim();

@@ -190,3 +190,45 @@ Deno.test("the hook service's account may create Events (capacity Events), and n
   assert.equal(await can("delete", "events", "-n", "butler-system"), "no");
   assert.equal(await can("get", "secrets", "-n", "butler-system"), "no");
 });
+
+Deno.test("a body refused early is not read: the connection closes instead", async () => {
+  const dir = await Deno.makeTempDir();
+  for (const [from, to] of [["hook.crt", "tls.crt"], ["hook.key", "tls.key"], ["ca.crt", "ca.crt"]]) {
+    await Deno.copyFile(`${cluster().dir}/${from}`, `${dir}/${to}`);
+  }
+  const service = await startService(dir);
+  const c = client({ trust: ["ca.crt"] });
+  try {
+    // 512 MiB offered in 64 KiB chunks; the body limit is 16 MiB. The client counts what the server took.
+    const total = 512 * 1024 * 1024;
+    const chunk = new Uint8Array(64 * 1024).fill(32);
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= total) return controller.close();
+        pulled += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    let status = 0;
+    try {
+      const res = await fetch(`${service.base}/webhooks/validate/team`, {
+        client: c,
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      status = res.status;
+      await res.body?.cancel();
+    } catch { /* the server closed the connection while the client was still sending: what we want */ }
+    const atAnswer = pulled;
+    await new Promise((r) => setTimeout(r, 500));
+    assert.ok(status === 413 || status === 0, `status ${status}`);
+    assert.ok(atAnswer < total / 4, `the server took ${atAnswer} of ${total} bytes before answering`);
+    assert.ok(pulled - atAnswer < 32 * 1024 * 1024, `and ${pulled - atAnswer} more after it`);
+  } finally {
+    c.close();
+    await service.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -103,3 +103,44 @@ Deno.test("a full pool: 429 with Retry-After before the body is read; readyz 503
   const unknown = await app.request("/hooks/nope/sync", { method: "POST", body: "{}" });
   assert.equal(unknown.status, 404, "unknown routes are not offloaded");
 });
+
+Deno.test("a worker that cannot be replaced makes healthz 503; deadline stops are counted", async () => {
+  let unavailable = 0;
+  const offload: Offload = {
+    submit: () => Promise.resolve({ status: 503, body: "{}" }),
+    stats: () => ({ workers: 1, busy: 0, queued: 0, queueLimit: 1, timedOut: 2, unavailable }),
+  };
+  const { app } = createApp({ ...init, routes: HOOK_ROUTES, offload });
+  assert.equal((await app.request("/healthz")).status, 200);
+  unavailable = 1;
+  const res = await app.request("/healthz");
+  assert.equal(res.status, 503);
+  assert.match((await res.json()).reason, /1 hook worker\(s\) could not be replaced/);
+  const metrics = await (await app.request("/metrics")).text();
+  assert.match(metrics, /^butler_hook_deadline_exceeded_total 2$/m);
+  assert.match(metrics, /^butler_hook_workers_unavailable 1$/m);
+});
+
+Deno.test("a real worker running a slow hook is stopped at its deadline and replaced", async () => {
+  // A worker module whose hook spins for a second: the pool must stop it after 200 ms and serve the next.
+  const slow = new URL("./slow_worker_fixture.ts", import.meta.url);
+  const pool = createWorkerPool({
+    workers: 1,
+    queueLimit: 1,
+    init: {},
+    deadlineMs: 200,
+    spawn: () => new Worker(slow, { type: "module" }) as unknown as WorkerLike,
+  });
+  try {
+    await pool.ready;
+    const body = (text: string) => new TextEncoder().encode(text).buffer as ArrayBuffer;
+    // A 503, not the 200 the hook would have given had it been let finish.
+    const reply = await pool.submit({ route: "/slow", body: body("spin"), headers: {}, now: "" });
+    assert.ok(reply !== "busy" && reply.status === 503, JSON.stringify(reply));
+    const fast = await pool.submit({ route: "/slow", body: body("quick"), headers: {}, now: "" });
+    assert.ok(fast !== "busy" && fast.status === 200, JSON.stringify(fast));
+    assert.equal(pool.stats().timedOut, 1);
+  } finally {
+    pool.terminate();
+  }
+});

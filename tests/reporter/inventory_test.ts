@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { InventorySpec } from "../../lib/api/mod.ts";
 import { keyOf, KubeApiError } from "../../lib/kube/mod.ts";
 import {
+  classifyTenantError,
   type FactResult,
   INVENTORY_LIMITS,
   inventoryApply,
@@ -175,11 +176,20 @@ Deno.test("MetalLB: the outcome of an apply is a fixed, classified condition; th
     const c = metallbCondition(metallbFailure(new KubeApiError(status, "Whatever", secret, "/apis/x")));
     assert.equal(c.status, "False");
     assert.equal(c.reason, reason);
-    assert.ok(c.message.endsWith(`(${code})`), c.message);
+    assert.ok(c.message.includes(code), c.message);
     assert.ok(!c.message.includes("tenant text"), c.message);
   }
   const network = metallbCondition(metallbFailure(new TypeError(secret)));
   assert.deepEqual([network.reason, network.message.includes("tenant text")], ["Unreachable", false]);
+  // Connection failures by class, in fixed words whatever the error said.
+  const at = (message: string, reason = "Unreachable") =>
+    classifyTenantError(new KubeApiError(0, reason, `${message} ${secret}`, "/api"), "forbidden");
+  assert.equal(at("invalid peer certificate: UnknownIssuer").reason, "TLSError");
+  assert.equal(at("operation timed out", "Timeout").reason, "Timeout");
+  assert.equal(at("Connection refused (os error 111)").reason, "Unreachable");
+  for (const c of [at("invalid peer certificate"), at("x", "Timeout"), at("refused")]) {
+    assert.ok(!c.message.includes("tenant text"), c.message);
+  }
   const applied = metallbCondition({
     state: "Applied",
     addresses: ["10.40.2.0-10.40.2.1", "10.40.3.0-10.40.3.1"],

@@ -9,6 +9,7 @@ import {
   desiredChildren,
   effectiveAccess,
   environmentRoleName,
+  REPORTER_BINDING,
   roleBindingName,
   type SubjectAccess,
 } from "../../hooks/team/mod.ts";
@@ -87,7 +88,16 @@ Deno.test("RoleBindings never grant more than the spec gives; names are unique",
           ...(s.access.groups ?? []).map((g) => ["Group", g.name] as const),
         ].map(([kind, name]) => [roleBindingName(kind, name), { kind, name }]),
       );
-      const subjectBindings = bindings.filter((b) => !b.metadata.name.startsWith("butler-env-"));
+      // The reporter's: exactly its ServiceAccount, to read kubeconfig Secrets here; no Team subject.
+      const reporter = bindings.filter((b) => b.metadata.name === REPORTER_BINDING);
+      assert.equal(reporter.length, 1);
+      assert.deepEqual(reporter[0]!.roleRef.name, REPORTER_BINDING);
+      assert.deepEqual(reporter[0]!.subjects, [
+        { kind: "ServiceAccount", name: "butler-reporter", namespace: "butler-system" },
+      ]);
+      const subjectBindings = bindings.filter((b) =>
+        !b.metadata.name.startsWith("butler-env-") && b.metadata.name !== REPORTER_BINDING
+      );
       for (const b of subjectBindings) {
         const { kind, name } = teamSubjects.get(b.metadata.name)!;
         const granted = b.roleRef.name.replace("butler-team-", "") as Role;

@@ -80,6 +80,18 @@ Deno.test("no Team ever binds cluster-admin, edit or admin, and every binding na
       }
       if (child.kind !== "RoleBinding") continue;
       bindings++;
+      if (child.metadata.name === "butler-reporter-kubeconfigs") {
+        // The reporter's ServiceAccount only, to get the tenant kubeconfig Secrets of this namespace.
+        assert.deepEqual(child.roleRef, {
+          apiGroup: "rbac.authorization.k8s.io",
+          kind: "ClusterRole",
+          name: "butler-reporter-kubeconfigs",
+        });
+        assert.deepEqual(child.subjects, [
+          { kind: "ServiceAccount", name: "butler-reporter", namespace: "butler-system" },
+        ]);
+        continue;
+      }
       const ok = child.roleRef.kind === "Role"
         ? res.children.some((r: Manifest) => r.kind === "Role" && r.metadata.name === child.roleRef.name)
         : shipped.has(child.roleRef.name);
