@@ -1,20 +1,30 @@
 # The hook service and the reporter (`main.ts reporter`) run under `deno` itself (no `deno compile`).
-FROM denoland/deno:2.9.6
+# The base image by digest: the multi-arch index of denoland/deno:2.9.6, so a re-pushed tag changes nothing here.
+# Check it against the registry before a release: docker buildx imagetools inspect denoland/deno:2.9.6
+FROM denoland/deno:2.9.6@sha256:2014dc167ece617ef7e7ba40631ac2234c59e75ce693e7cc2dc2602b3c87859d
 
 WORKDIR /app
+# PORT: the port CMD's --allow-net lets the service listen on.
 ENV DENO_DIR=/deno-dir \
     DENO_NO_UPDATE_CHECK=1 \
-    DENO_NO_PROMPT=1
+    DENO_NO_PROMPT=1 \
+    PORT=8443
 
+# The product only: tests, benchmarks and their data are left out by .dockerignore. Every command main.ts
+# dispatches is here (serve, reporter, plan).
 COPY deno.json deno.lock ./
-COPY main.ts server.ts reporter.ts worker.ts ./
+COPY main.ts server.ts reporter.ts worker.ts plan.ts ./
 COPY lib ./lib
 COPY hooks ./hooks
 
 # Resolve every npm dependency at build time from the frozen lockfile; the container never downloads.
-RUN deno cache --frozen main.ts worker.ts && chown -R deno:deno /deno-dir
+RUN deno cache --frozen main.ts worker.ts plan.ts && chown -R deno:deno /deno-dir
 
 USER deno
-EXPOSE 8080
-# --cached-only: fail fast instead of reaching the network; --no-code-cache: the root filesystem is read-only.
-CMD ["run", "--cached-only", "--frozen", "--no-code-cache", "--unstable-no-legacy-abort", "--allow-net", "--allow-env", "--allow-read", "main.ts"]
+EXPOSE 8443 9443
+# The hook service with Deno's permissions narrowed (README, Security): --cached-only fails fast instead of reaching
+# the network; --no-code-cache because the root filesystem is read-only. manifests/hooks/deployment.yaml passes the
+# same arguments and adds the API server to --allow-net, which only Kubernetes can name
+# ($(KUBERNETES_SERVICE_HOST)); tests/manifests_test.ts holds the two together.
+# `main.ts plan` needs its own: run --cached-only --frozen --allow-read --allow-env --allow-run main.ts plan <dir>
+CMD ["run", "--cached-only", "--frozen", "--no-code-cache", "--unstable-no-legacy-abort", "--allow-read=/app,/deno-dir,/etc/butler,/var/run/secrets/kubernetes.io/serviceaccount", "--allow-env=PORT,HOST,BODY_LIMIT_BYTES,SHUTDOWN_DRAIN_SECONDS,SHUTDOWN_TIMEOUT_SECONDS,OIDC_GROUPS_PREFIX,IDP_GROUP_PREFIXES,HOOK_WORKERS,HOOK_QUEUE_LIMIT,HOOK_DEADLINE_SECONDS,TLS_CERT_FILE,TLS_KEY_FILE,TLS_CLIENT_CA_FILE,TLS_RELOAD_SECONDS,WEBHOOK_PORT,WEBHOOK_TLS_CERT_FILE,WEBHOOK_TLS_KEY_FILE,WEBHOOK_CLIENT_CA_FILE,WEBHOOK_CLIENT_NAMES,KUBERNETES_SERVICE_HOST,KUBERNETES_SERVICE_PORT,KUBECONFIG,HOSTNAME,LOG_TOKENS,LOG_STREAM", "--allow-net=0.0.0.0:8443,0.0.0.0:9443", "main.ts"]

@@ -6,7 +6,7 @@
  * @module
  */
 import client from "prom-client";
-import { loadReporterConfig } from "./lib/config/mod.ts";
+import { clearLibraryVariables, loadReporterConfig, readEnv, REPORTER_VARIABLES } from "./lib/config/mod.ts";
 import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import { createKubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
 import { startReporter } from "./lib/reporter/mod.ts";
@@ -16,13 +16,15 @@ const log = processLog.info;
 // Annotated: a call to a `never` function narrows only through a declared type.
 const fail: ProcessLog["fatal"] = processLog.fatal;
 
-const loaded = loadReporterConfig(Deno.env.toObject());
+clearLibraryVariables();
+const env = readEnv(REPORTER_VARIABLES);
+const loaded = loadReporterConfig(env);
 if (!loaded.ok) fail(`invalid configuration: ${loaded.message}`);
 const config = loaded.config;
 
 let connection;
 try {
-  connection = loadKubeConfig(Deno.env.toObject(), Deno.readTextFileSync);
+  connection = loadKubeConfig(env, Deno.readTextFileSync);
 } catch (err) {
   fail(`cannot configure the Kubernetes API client: ${err instanceof Error ? err.message : String(err)}`);
 }

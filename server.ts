@@ -7,7 +7,7 @@
  * @module
  */
 import { HOOK_ROUTES } from "./hooks/mod.ts";
-import { loadConfig } from "./lib/config/mod.ts";
+import { clearLibraryVariables, loadConfig, readEnv, SERVICE_VARIABLES } from "./lib/config/mod.ts";
 import {
   createApp,
   createInflightTracker,
@@ -31,7 +31,10 @@ const log = processLog.info;
 // Annotated: a call to a `never` function narrows only through a declared type.
 const fail: ProcessLog["fatal"] = processLog.fatal;
 
-const loaded = loadConfig(Deno.env.toObject());
+// Variable by variable: the shipped command line allows only these (--allow-env=...).
+clearLibraryVariables();
+const env = readEnv(SERVICE_VARIABLES);
+const loaded = loadConfig(env);
 if (!loaded.ok) fail(`invalid configuration: ${loaded.message}`);
 const config = loaded.config;
 
@@ -62,7 +65,7 @@ if (pool) {
 // Admission webhooks read the API (in a pod: the ServiceAccount; in development: KUBECONFIG). Hooks never do.
 let kube: KubeClient | undefined;
 try {
-  const connection = loadKubeConfig(Deno.env.toObject(), Deno.readTextFileSync);
+  const connection = loadKubeConfig(env, Deno.readTextFileSync);
   // Two attempts of at most 1.5 s fit the webhooks' 5 s timeout with room for the decision and the answer.
   kube = connection ? createKubeClient(connection, { timeoutMs: 1500, retries: 1 }) : undefined;
 } catch (err) {
@@ -92,7 +95,7 @@ if (kube) {
   events = createEventWriter({
     kube,
     // The pod name (the kubelet sets HOSTNAME), so an Event says which replica wrote it.
-    instance: Deno.env.get("HOSTNAME") ?? "",
+    instance: env.HOSTNAME ?? "",
     done: (signal, error) => {
       service.domain.event(signal.reason, error ? "failed" : "written");
       if (error) {

@@ -104,3 +104,23 @@ Deno.test("webhook client authentication: configured together, on the webhook li
     assert.match(bad.message, /WEBHOOK_CLIENT_NAMES \(the API server's client certificate names\)/);
   }
 });
+
+Deno.test("the environment is read variable by variable, and only what the process may read", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-env=PORT,LOG_TOKENS,LOG_STREAM",
+      new URL("./read_env_fixture.ts", import.meta.url).pathname,
+    ],
+    env: { PORT: "8443", SECRET: "s3cret", LOG_TOKENS: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), {
+    // SECRET is not allowed: unset to the process, not an error that stops it.
+    before: { PORT: "8443", SECRET: null, LOG_TOKENS: "1" },
+    // The yaml library's token dump is off whatever the environment says.
+    after: { LOG_TOKENS: null },
+  });
+});

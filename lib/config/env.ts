@@ -47,3 +47,47 @@ export function parseEnv<T extends z.ZodType>(
     ? { ok: true, data: parsed.data as z.infer<T> }
     : { ok: false, message: issuesMessage(parsed.error) };
 }
+
+/** Where the Kubernetes API is: the in-cluster Service's variables, or a kubeconfig file. */
+export const KUBE_VARIABLES = ["KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "KUBECONFIG"] as const;
+
+/**
+ * Read by the `yaml` library on every parse: set, it prints every token it parses, a kubeconfig's bearer token
+ * included. A process must be allowed to read them (Deno refuses the library's read otherwise, and the parse
+ * fails); {@link clearLibraryVariables} unsets them at start so the dump can never run.
+ */
+export const LIBRARY_VARIABLES = ["LOG_TOKENS", "LOG_STREAM"] as const;
+
+/**
+ * Unsets {@link LIBRARY_VARIABLES} for this process and its workers.
+ *
+ * @example
+ * ```ts
+ * clearLibraryVariables(); // before anything parses YAML
+ * ```
+ */
+export function clearLibraryVariables(): void {
+  for (const name of LIBRARY_VARIABLES) Deno.env.delete(name);
+}
+
+/**
+ * The environment, read variable by variable: a process run with `--allow-env=<list>` may read only those, so
+ * it never asks for the whole environment (`Deno.env.toObject()` needs every variable). A variable the process
+ * may not read is unset to it: the shipped command line leaves out the test-only ones, so no Deployment can turn
+ * them on.
+ *
+ * @example
+ * ```ts
+ * readEnv(["PORT", "HOST"]); // { PORT: "8443", HOST: undefined }
+ * ```
+ */
+export function readEnv(names: readonly string[]): Record<string, string | undefined> {
+  return Object.fromEntries(
+    names.map((n) => [
+      n,
+      Deno.permissions.querySync({ name: "env", variable: n }).state === "granted"
+        ? Deno.env.get(n)
+        : undefined,
+    ]),
+  );
+}

@@ -5,9 +5,10 @@
  */
 import { z } from "zod";
 import type { HookConfig } from "../hook/mod.ts";
-import { int, parseEnv } from "./env.ts";
+import { int, KUBE_VARIABLES, LIBRARY_VARIABLES, parseEnv } from "./env.ts";
 
 export * from "./reporter.ts";
+export { clearLibraryVariables, KUBE_VARIABLES, LIBRARY_VARIABLES, readEnv } from "./env.ts";
 
 const bool = (name: string) =>
   z.enum(["true", "false"], { message: `${name} must be "true" or "false"` }).default("false")
@@ -89,8 +90,25 @@ const EnvSchema = z.object({
   },
 );
 
-/** The names of every environment variable the service reads. */
+/** The names of every environment variable the service's configuration reads. */
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
+
+/**
+ * Variables only tests set (a fake clock, a short shrink grace). The shipped command line does not allow them
+ * (`--allow-env`), so the service in a pod cannot read them whatever its Deployment says.
+ */
+export const TEST_VARIABLES: readonly string[] = ["CLOCK_OVERRIDE", "TEST_SHRINK_GRACE_SECONDS"];
+
+/**
+ * Every environment variable the hook service reads: its configuration, where the API is, its pod name (which
+ * replica wrote an Event), and the `yaml` library's (cleared at start). The shipped command line allows exactly these (`--allow-env=...`).
+ */
+export const SERVICE_VARIABLES: readonly string[] = [
+  ...CONFIG_VARIABLES,
+  ...KUBE_VARIABLES,
+  "HOSTNAME",
+  ...LIBRARY_VARIABLES,
+];
 
 /** Validated service configuration. */
 export interface Config {

@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "zod";
-import { int, parseEnv } from "./env.ts";
+import { int, KUBE_VARIABLES, LIBRARY_VARIABLES, parseEnv } from "./env.ts";
 
 const ReporterEnv = z.object({
   PORT: int("PORT", 0, 65535, 8080),
@@ -31,6 +31,17 @@ const ReporterEnv = z.object({
   message: "REPORTER_RENEW_SECONDS must be at most half of REPORTER_LEASE_SECONDS",
   path: ["REPORTER_RENEW_SECONDS"],
 });
+
+/**
+ * Every environment variable the reporter reads: its configuration, where the management API is,
+ * and the `yaml` library's (cleared at start: tenant kubeconfigs are parsed here). The shipped
+ * command line allows exactly these (`--allow-env=...`).
+ */
+export const REPORTER_VARIABLES: readonly string[] = [
+  ...Object.keys(ReporterEnv.shape),
+  ...KUBE_VARIABLES,
+  ...LIBRARY_VARIABLES,
+];
 
 /** Validated reporter configuration. */
 export interface ReporterConfig {

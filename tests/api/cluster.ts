@@ -231,6 +231,27 @@ export function freePort(): number {
   return port;
 }
 
+/** The dependency cache of the Deno running the tests (the image's /deno-dir). */
+export async function denoDir(): Promise<string> {
+  const out = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdout: "piped" }).output();
+  return (JSON.parse(new TextDecoder().decode(out.stdout)) as { denoDir: string }).denoDir;
+}
+
+/**
+ * A shipped command line's text with container paths (and other words) mapped onto this machine: each `from` is
+ * replaced where it stands as a whole path (after `=` or `,`, or alone) or as a whole entry.
+ */
+export function mapShipped(text: string, map: readonly (readonly [string, string])[]): string {
+  return map.reduce(
+    (acc, [from, to]) =>
+      acc.replaceAll(
+        new RegExp(`(^|[=,])${from.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?=[/,]|$)`, "g"),
+        `$1${to}`,
+      ),
+    text,
+  );
+}
+
 /**
  * Starts a process in the repository root whose output goes straight to a log file. A pipe nobody reads would
  * fill up and block the process on its next log line (Metacontroller logs a lot at level 4).

@@ -14,13 +14,16 @@ import { b64, startTestTenant } from "./tenant.ts";
 import {
   api,
   cluster,
+  denoDir,
   freePort,
   installManifests,
   kubectl,
   kubectlOk,
+  mapShipped,
   ROOT,
   spawnLogged,
 } from "./cluster.ts";
+import { parse } from "yaml";
 
 const NS = "reporter-a";
 const PC = "reporter-elastic";
@@ -170,10 +173,24 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
       `users: [{name: r, user: {token: "${saToken}"}}]\ncontexts: [{name: m, context: {cluster: m, user: r}}]\n` +
       `current-context: m\n`,
   );
+  const cache = await denoDir();
+  const reporterContainer = (parse(
+    Deno.readTextFileSync(`${ROOT}/manifests/components/reporter/deployment.yaml`),
+  ) as { spec: { template: { spec: { containers: { args: string[] }[] } } } }).spec.template.spec
+    .containers[0]!;
   function startReporter(name: string) {
     const port = freePort();
     const log = `${tenant.dir}/${name}.log`;
-    const child = spawnLogged([Deno.execPath(), "run", "-A", "main.ts", "reporter"], log, {
+    // The shipped command line (Deno's permissions narrowed), its ServiceAccount folder mapped to where the
+    // management kubeconfig is.
+    const args = reporterContainer.args.map((a) =>
+      mapShipped(a, [
+        ["/var/run/secrets/kubernetes.io/serviceaccount", tenant.dir],
+        ["/deno-dir", cache],
+        ["/app", ROOT],
+      ])
+    );
+    const child = spawnLogged([Deno.execPath(), ...args], log, {
       KUBECONFIG: mgmtKubeconfig,
       HOSTNAME: name,
       POD_NAMESPACE: "butler-system",

@@ -38,7 +38,7 @@ Deno.test("kubectl-validate: manifests/ as kubectl kustomize renders it", async 
   assert.deepEqual(failures(results), []);
 });
 
-for (const overlay of ["without-admission-webhooks", "production"]) {
+for (const overlay of ["without-admission-webhooks", "production", "ipv6"]) {
   Deno.test(`kubectl-validate: the ${overlay} overlay, cert-manager and prometheus-operator objects included`, async () => {
     const rendered = await new Deno.Command("kubectl", {
       args: ["kustomize", `${ROOT}/examples/kustomize/${overlay}`],

@@ -10,7 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { b64, startTestTenant } from "../api/tenant.ts";
-import { cluster, getObject, kubectlOk, ROOT, spawnLogged } from "../api/cluster.ts";
+import { cluster, denoDir, getObject, kubectlOk, mapShipped, ROOT, spawnLogged } from "../api/cluster.ts";
+import { parse } from "yaml";
 import { eventually } from "./wait.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -86,8 +87,23 @@ Deno.test("elastic IPAM end to end: tenant Services -> reporter -> growth -> Met
         },
       }),
     });
+    // The shipped command line (Deno's permissions narrowed); the ServiceAccount folder is the control plane's.
+    const shipped =
+      (parse(Deno.readTextFileSync(`${ROOT}/manifests/components/reporter/deployment.yaml`)) as {
+        spec: { template: { spec: { containers: { args: string[] }[] } } };
+      }).spec.template.spec.containers[0]!.args;
+    const cache = await denoDir();
     reporter = spawnLogged(
-      [Deno.execPath(), "run", "-A", "main.ts", "reporter"],
+      [
+        Deno.execPath(),
+        ...shipped.map((a) =>
+          mapShipped(a, [
+            ["/var/run/secrets/kubernetes.io/serviceaccount", mgmt.dir],
+            ["/deno-dir", cache],
+            ["/app", ROOT],
+          ])
+        ),
+      ],
       `${mgmt.dir}/reporter.log`,
       {
         KUBECONFIG: mgmt.kubeconfig,

@@ -61,6 +61,8 @@ Deno.writeTextFileSync(
 const hookPort = freePort();
 // As deployed: HTTPS, and hook calls only with a client certificate from the test CA (Metacontroller's, which
 // the install step puts where the controllers' clientTLS reads it). Events are written with the admin kubeconfig.
+// Not the shipped --allow-env list: that one leaves out TEST_SHRINK_GRACE_SECONDS on purpose (the API server tier
+// runs the shipped command line itself, tests/api/permissions.api.ts).
 const hooks = spawnLogged(
   [Deno.execPath(), "run", "--allow-net", "--allow-env", "--allow-read", "main.ts"],
   `${plane.dir}/hooks.log`,
