@@ -1,8 +1,5 @@
-import { LABELS } from "../../lib/butler/mod.ts";
+import { LABELS, MIGRATION_ANNOTATION } from "../../lib/butler/mod.ts";
 import type { PolicyTwin } from "../../lib/plan/mod.ts";
-
-/** The annotation that lets an update move a cluster to another environment. */
-const MIGRATION_ANNOTATION = "butler.butlerlabs.dev/migration-operation";
 
 /**
  * The rule of `butler-tenantcluster-identity` (manifests/admission/tenantcluster-identity.yaml) that holds for

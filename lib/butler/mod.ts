@@ -47,6 +47,12 @@ export const LABELS = {
  */
 export const OWNER_ANNOTATIONS = [`${GROUP}/owner`, `${GROUP}/creator-email`] as const;
 
+/**
+ * Set to `"true"` by the same update that changes a TenantCluster's environment label: the seeds' migration
+ * contract (`kubectl butler env migrate` sets it with the label, then removes it).
+ */
+export const MIGRATION_ANNOTATION = `${GROUP}/migration-operation`;
+
 /** The creator annotation admission requires where an environment caps clusters per member. */
 export const CREATOR_ANNOTATION = `${GROUP}/creator-email`;
 

@@ -51,10 +51,11 @@ export class KubeApiError extends Error {
   constructor(
     readonly status: number,
     readonly reason: string,
-    message: string,
+    /** The API's own message (a Status's `message`), as a user should read it. */
+    readonly detail: string,
     readonly path: string,
   ) {
-    super(`${path}: ${status} ${reason}: ${message}`);
+    super(`${path}: ${status} ${reason}: ${detail}`);
   }
 }
 
@@ -65,6 +66,8 @@ export interface KubeConnection {
   readonly token?: () => string | undefined;
   /** The HTTP client carrying the cluster CA (and a client certificate), or the default one. */
   readonly httpClient?: Deno.HttpClient;
+  /** Headers for every request (impersonation). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Timeouts and retries. */
@@ -114,6 +117,7 @@ export function createKubeClient(
     const init: RequestInit & { client?: Deno.HttpClient } = {
       method,
       headers: {
+        ...connection.headers,
         accept: "application/json",
         ...(body === undefined
           ? {}

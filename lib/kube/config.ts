@@ -18,10 +18,49 @@ interface Kubeconfig {
     name: string;
     user: {
       token?: string;
+      tokenFile?: string;
       "client-certificate-data"?: string;
       "client-key-data"?: string;
+      "client-certificate"?: string;
+      "client-key"?: string;
+      exec?: ExecConfig;
     } & Record<string, unknown>;
   }[];
+}
+
+/** A kubeconfig user's `exec` credential plugin (client.authentication.k8s.io). */
+export interface ExecConfig {
+  readonly apiVersion?: string;
+  readonly command: string;
+  readonly args?: readonly string[];
+  readonly env?: readonly { name: string; value: string }[] | null;
+  readonly installHint?: string;
+}
+
+/** What a credential plugin answered (`ExecCredential.status`). */
+export interface ExecCredentialStatus {
+  readonly token?: string;
+  readonly clientCertificateData?: string;
+  readonly clientKeyData?: string;
+  /** RFC 3339; absent: valid for the life of the process. */
+  readonly expirationTimestamp?: string;
+}
+
+/** Runs a credential plugin and returns its answer; throws with a message fit for the user. */
+export type ExecRunner = (config: ExecConfig) => ExecCredentialStatus;
+
+/** What a kubeconfig may use beyond an inline token or certificate. */
+export interface KubeconfigOptions {
+  /** A tenant's kubeconfig: a plain `http://` server is refused. */
+  readonly requireTls?: boolean;
+  /** The context to use instead of `current-context` (kubectl's `--context`). */
+  readonly context?: string;
+  /** Runs `exec` credential plugins; without it they are an error (the reporter runs no tenant's program). */
+  readonly exec?: ExecRunner;
+  /** Headers sent with every request (impersonation: kubectl's `--as`, `--as-group`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The clock for exec credentials' expiry (ms). */
+  readonly now?: () => number;
 }
 
 /** kubeconfig user fields that name credentials this client cannot present. */
@@ -75,7 +114,7 @@ export function kubeconfigConnection(
   text: string,
   source: string,
   readFile?: ReadText,
-  options: { readonly requireTls?: boolean } = {},
+  options: KubeconfigOptions = {},
 ): KubeConnection {
   let config: Kubeconfig;
   try {
@@ -84,8 +123,11 @@ export function kubeconfigConnection(
     throw new Error(`${source}: not a kubeconfig (YAML does not parse)`);
   }
   if (typeof config !== "object") throw new Error(`${source}: not a kubeconfig`);
-  const context = config.contexts?.find((c) => c.name === config["current-context"])?.context ??
-    config.contexts?.[0]?.context;
+  if (options.context !== undefined && !config.contexts?.some((c) => c.name === options.context)) {
+    throw new Error(`${source}: context "${options.context}" not found`);
+  }
+  const context = config.contexts?.find((c) => c.name === (options.context ?? config["current-context"]))
+    ?.context ?? config.contexts?.[0]?.context;
   const cluster = config.clusters?.find((c) => c.name === context?.cluster)?.cluster ??
     (config.clusters?.length === 1 ? config.clusters[0]!.cluster : undefined);
   const user = config.users?.find((u) => u.name === context?.user)?.user ??
@@ -96,7 +138,13 @@ export function kubeconfigConnection(
   if (options.requireTls && !cluster.server.startsWith("https://")) {
     throw new Error(`${source}: the cluster server is not https:// (credentials are never sent in clear)`);
   }
-  const unsupported = UNSUPPORTED_CREDENTIALS.filter((k) => user[k] !== undefined && user[k] !== null);
+  const supported = new Set<string>([
+    ...(options.exec ? ["exec"] : []),
+    ...(readFile ? ["tokenFile"] : []),
+  ]);
+  const unsupported = UNSUPPORTED_CREDENTIALS.filter((k) =>
+    user[k] !== undefined && user[k] !== null && !supported.has(k)
+  );
   if (unsupported.length) {
     throw new Error(
       `${source}: user credentials of type ${
@@ -109,8 +157,16 @@ export function kubeconfigConnection(
     : cluster["certificate-authority"] && readFile
     ? readFile(cluster["certificate-authority"])
     : undefined;
+  const plugin = user.exec && options.exec
+    ? execCredential(user.exec, options.exec, options.now ?? Date.now)
+    : undefined;
+  const first = plugin?.();
   const cert = user["client-certificate-data"] && user["client-key-data"]
     ? { cert: text64(user["client-certificate-data"]), key: text64(user["client-key-data"]) }
+    : user["client-certificate"] && user["client-key"] && readFile
+    ? { cert: readFile(user["client-certificate"]), key: readFile(user["client-key"]) }
+    : first?.clientCertificateData && first.clientKeyData
+    ? { cert: first.clientCertificateData, key: first.clientKeyData }
     : {};
   // Deno loads certificates only when it connects: check their shape here, where the error can name its source.
   if (ca !== undefined && !ca.includes("-----BEGIN CERTIFICATE-----")) {
@@ -123,7 +179,13 @@ export function kubeconfigConnection(
   ) {
     throw new Error(`${source}: the user's client certificate or key is not PEM`);
   }
-  const token = user.token;
+  const token: (() => string | undefined) | undefined = user.token
+    ? () => user.token
+    : user.tokenFile && readFile
+    ? () => readFile(user.tokenFile!).trim()
+    : plugin && first?.token
+    ? () => plugin().token
+    : undefined;
   let httpClient: Deno.HttpClient | undefined;
   try {
     httpClient = ca || cert.cert
@@ -136,7 +198,22 @@ export function kubeconfigConnection(
   }
   return {
     server: cluster.server,
-    ...(token ? { token: () => token } : {}),
+    ...(token ? { token } : {}),
     ...(httpClient ? { httpClient } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+  };
+}
+
+/**
+ * An exec credential plugin's answer, run again once it has expired (10 s early, as client-go does).
+ */
+function execCredential(config: ExecConfig, run: ExecRunner, now: () => number): () => ExecCredentialStatus {
+  let cached: { status: ExecCredentialStatus; until: number } | undefined;
+  return () => {
+    if (cached && now() < cached.until) return cached.status;
+    const status = run(config);
+    const expires = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : NaN;
+    cached = { status, until: Number.isFinite(expires) ? expires - 10_000 : Infinity };
+    return status;
   };
 }

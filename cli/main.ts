@@ -1,0 +1,197 @@
+/**
+ * `kubectl butler` (and `butleradm`, the name Butler's admission messages use): the kubectl plugin for what
+ * Butler's API does not do in one `kubectl` call. Commands so far: `env migrate`. It follows kubectl's
+ * conventions: its connection flags, `-o json`, errors on stderr, exit code 0 when everything asked was done, 1
+ * when something was refused or failed, 2 for a usage error.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { createKubeClient, type KubeClient } from "../lib/kube/mod.ts";
+import { type ConnectionFlags, openConnection } from "./connection.ts";
+import { allMoved, clusterPath, formatResults, migrateClusters, selectClusters } from "./env_migrate.ts";
+import type { ClusterObject } from "./env_migrate.ts";
+
+/** Where a run writes and how it reaches the API (tests pass their own). */
+export interface CliIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  /** Opens the API client and names the context's namespace. */
+  readonly connect: (flags: ConnectionFlags) => { kube: KubeClient; namespace: string };
+  /** The program's name as invoked (`kubectl butler` or `butleradm`). */
+  readonly name: string;
+}
+
+const GLOBAL_HELP = `Global flags (as kubectl's):
+      --kubeconfig PATH   the kubeconfig (default: KUBECONFIG, then ~/.kube/config)
+      --context NAME      the context to use
+  -n, --namespace NS      the namespace (default: the context's)
+      --as USER           impersonate USER; --as-group GROUP (repeatable) adds groups
+  -o, --output FORMAT     text (default) or json
+  -h, --help              this help`;
+
+const HELP: Record<string, string> = {
+  "": `Butler's kubectl plugin (also installed as butleradm, the name admission's messages use).
+
+Usage: {name} <command> [flags]
+
+Commands:
+  env migrate    move TenantClusters to another environment (label and migration annotation together)
+
+Run "{name} <command> --help" for a command's flags and examples.
+
+${GLOBAL_HELP}`,
+  env: `Environments of a Team.
+
+Usage: {name} env migrate ...
+
+Commands:
+  migrate        move TenantClusters to another environment`,
+  "env migrate": `Move TenantClusters to another environment, as the seeds' contract asks: one update sets the
+environment label and the migration annotation together, a second removes the annotation. Each cluster is
+decided by admission on its own (quota, per-member cap, environment access, unknown environment): a refusal of
+one does not stop the others, and the summary says which moved and why the others did not.
+
+Usage:
+  {name} env migrate CLUSTER... --to ENV [-n NAMESPACE] [--dry-run]
+  {name} env migrate --team TEAM (--selector SELECTOR | --unlabelled) --to ENV [--dry-run]
+
+Flags:
+      --to ENV            the environment to move to (required)
+      --team TEAM         every cluster of TEAM (in its namespace team-TEAM, or -n) that the selection takes
+  -l, --selector SEL      with --team: a label selector
+      --unlabelled        with --team: clusters without an environment label
+      --dry-run           ask admission without changing anything (a server-side dry run of the same update)
+
+Examples:
+  {name} env migrate web-1 web-2 --to production -n team-payments
+  {name} env migrate --team payments --unlabelled --to development --dry-run
+  {name} env migrate --team payments -l tier=frontend --to staging -o json
+
+${GLOBAL_HELP}`,
+};
+
+/** A usage error: printed with a pointer to the help, exit code 2. */
+class UsageError extends Error {}
+
+const OPTIONS = {
+  kubeconfig: { type: "string" },
+  context: { type: "string" },
+  namespace: { type: "string", short: "n" },
+  as: { type: "string" },
+  "as-group": { type: "string", multiple: true },
+  output: { type: "string", short: "o" },
+  help: { type: "boolean", short: "h" },
+  to: { type: "string" },
+  team: { type: "string" },
+  selector: { type: "string", short: "l" },
+  unlabelled: { type: "boolean" },
+  "dry-run": { type: "boolean" },
+} as const;
+
+/**
+ * Runs one command line; resolves to the exit code.
+ *
+ * @example
+ * ```ts
+ * const code = await runCli(["env", "migrate", "c1", "--to", "prod", "-n", "team-a"], io);
+ * ```
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const help = (key: string) => HELP[key]!.replaceAll("{name}", io.name) + "\n";
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\nSee "${io.name} --help".\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, sub, ...rest] = positionals;
+  const key = [command, sub].filter((w) => w !== undefined).join(" ");
+  if (values.help) {
+    const known = HELP[key] !== undefined ? key : HELP[command ?? ""] !== undefined ? command ?? "" : "";
+    io.stdout(help(known));
+    return 0;
+  }
+  try {
+    if (key === "env migrate") return await envMigrate(rest, values, io);
+    if (command === undefined) {
+      io.stdout(help(""));
+      return 0;
+    }
+    throw new UsageError(`unknown command "${key}"`);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(`error: ${err.message}\nSee "${io.name} ${key in HELP ? `${key} ` : ""}--help".\n`);
+      return 2;
+    }
+    io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+
+async function envMigrate(names: readonly string[], values: Values, io: CliIo): Promise<number> {
+  const output = values.output ?? "text";
+  if (output !== "text" && output !== "json") {
+    throw new UsageError(`--output must be text or json, not "${output}"`);
+  }
+  if (!values.to) throw new UsageError("--to ENV is required");
+  if (values.team && names.length) throw new UsageError("name clusters or select them with --team, not both");
+  if (!values.team && (values.selector || values.unlabelled)) {
+    throw new UsageError("--selector and --unlabelled select within a team: add --team TEAM");
+  }
+  if (values.team && !values.selector && !values.unlabelled) {
+    throw new UsageError("--team needs --selector or --unlabelled (a bulk migration names what it moves)");
+  }
+  if (!values.team && !names.length) throw new UsageError("name at least one cluster, or use --team");
+  const { kube, namespace: contextNamespace } = io.connect({
+    ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+    ...(values.context ? { context: values.context } : {}),
+    ...(values.as ? { as: values.as } : {}),
+    ...(values["as-group"] ? { asGroups: values["as-group"] } : {}),
+  });
+  let targets: { namespace: string; name: string }[];
+  if (values.team) {
+    const namespace = values.namespace ?? `team-${values.team}`;
+    const items = await kube.list(clusterPath(namespace), {
+      ...(values.selector ? { labelSelector: values.selector } : {}),
+    }) as ClusterObject[];
+    targets = selectClusters(items, { team: values.team, ...(values.unlabelled ? { unlabelled: true } : {}) })
+      .map((c) => ({ namespace: c.metadata.namespace, name: c.metadata.name }));
+  } else {
+    const namespace = values.namespace ?? contextNamespace;
+    targets = names.map((name) => ({ namespace, name }));
+  }
+  const dryRun = values["dry-run"] ?? false;
+  const results = await migrateClusters(kube, targets, values.to, dryRun);
+  io.stdout(
+    output === "json" ? JSON.stringify({ dryRun, results }, null, 2) + "\n" : formatResults(results, dryRun),
+  );
+  return allMoved(results) ? 0 : 1;
+}
+
+/** The real I/O: the terminal and the kubeconfig. */
+export function terminalIo(name: string): CliIo {
+  const encoder = new TextEncoder();
+  return {
+    name,
+    stdout: (text) => Deno.stdout.writeSync(encoder.encode(text)),
+    stderr: (text) => Deno.stderr.writeSync(encoder.encode(text)),
+    connect(flags) {
+      const opened = openConnection(flags);
+      // A person waits on the answer: one retry, and a timeout long enough for a slow webhook.
+      return {
+        kube: createKubeClient(opened.connection, { timeoutMs: 15_000, retries: 1 }),
+        namespace: opened.namespace,
+      };
+    },
+  };
+}
+
+if (import.meta.main) {
+  // Installed as kubectl-butler (kubectl runs it as "kubectl butler") and as butleradm: the same program.
+  Deno.exit(await runCli(Deno.args, terminalIo("kubectl butler")));
+}

@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import { KubeApiError, type KubeClient } from "../lib/kube/mod.ts";
+import { type CliIo, runCli } from "./main.ts";
+
+/** A run with its output captured, the API answering from `clusters` (or never reached). */
+async function run(argv: string[], kube?: Partial<KubeClient>) {
+  const out: string[] = [];
+  const err: string[] = [];
+  let connected: unknown;
+  const io: CliIo = {
+    name: "kubectl butler",
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    connect(flags) {
+      connected = flags;
+      return {
+        namespace: "team-ctx",
+        kube: {
+          get: () => Promise.resolve(undefined),
+          list: () => Promise.resolve([]),
+          write: (_m, p) => Promise.reject(new KubeApiError(500, "InternalError", "no", p)),
+          ...kube,
+        },
+      };
+    },
+  };
+  const code = await runCli(argv, io);
+  return { code, out: out.join(""), err: err.join(""), connected };
+}
+
+Deno.test("kubectl butler: flags, help and exit codes", async (t) => {
+  await t.step("--help for the plugin and for env migrate, with examples", async () => {
+    const top = await run(["--help"]);
+    assert.equal(top.code, 0);
+    assert.match(top.out, /env migrate/);
+    const migrate = await run(["env", "migrate", "--help"]);
+    assert.match(
+      migrate.out,
+      /Examples:\n {2}kubectl butler env migrate web-1 web-2 --to production -n team-payments/,
+    );
+  });
+  await t.step("usage errors exit 2, on stderr, naming the help", async () => {
+    const cases: [string[], RegExp][] = [
+      [["env", "migrate", "c1"], /--to ENV is required/],
+      [["env", "migrate", "--to", "prod"], /name at least one cluster, or use --team/],
+      [["env", "migrate", "--team", "a", "--to", "prod"], /--team needs --selector or --unlabelled/],
+      [["env", "migrate", "c1", "--team", "a", "--unlabelled", "--to", "prod"], /not both/],
+      [["env", "migrate", "c1", "--unlabelled", "--to", "prod"], /add --team TEAM/],
+      [["env", "migrate", "c1", "--to", "prod", "-o", "yaml"], /--output must be text or json/],
+      [["env", "migrate", "--bogus"], /Unknown option '--bogus'/],
+      [["nope"], /unknown command "nope"/],
+    ];
+    for (const [argv, message] of cases) {
+      const r = await run(argv);
+      assert.equal(r.code, 2, argv.join(" "));
+      assert.equal(r.out, "");
+      assert.match(r.err, message);
+      assert.match(r.err, /See "kubectl butler (env migrate )?--help"/);
+    }
+  });
+  await t.step(
+    "names are looked up in -n, else the context's namespace; connection flags are passed",
+    async () => {
+      const seen: string[] = [];
+      const get = (p: string) => {
+        seen.push(p);
+        return Promise.resolve(undefined);
+      };
+      const r = await run([
+        "env",
+        "migrate",
+        "c1",
+        "--to",
+        "prod",
+        "--as",
+        "alice",
+        "--as-group",
+        "g",
+        "--context",
+        "x",
+      ], {
+        get,
+      });
+      assert.deepEqual(r.connected, { context: "x", as: "alice", asGroups: ["g"] });
+      assert.equal(seen[0], "/apis/butler.butlerlabs.dev/v1alpha1/namespaces/team-ctx/tenantclusters/c1");
+      assert.equal(r.code, 1, "not found is not done");
+      assert.equal(
+        r.out,
+        "team-ctx/c1: (no environment) -> prod: not found\nmoved 0 of 1 cluster(s) to prod; 1 not found\n",
+      );
+      await run(["env", "migrate", "c1", "--to", "prod", "-n", "team-b"], { get });
+      assert.equal(seen[1], "/apis/butler.butlerlabs.dev/v1alpha1/namespaces/team-b/tenantclusters/c1");
+    },
+  );
+  await t.step("--team lists the team's namespace with the selector; -o json for scripts", async () => {
+    let listed: unknown;
+    const r = await run(["env", "migrate", "--team", "a", "-l", "tier=web", "--to", "prod", "-o", "json"], {
+      list: (path, options) => {
+        listed = { path, options };
+        return Promise.resolve([]);
+      },
+    });
+    assert.deepEqual(listed, {
+      path: "/apis/butler.butlerlabs.dev/v1alpha1/namespaces/team-a/tenantclusters",
+      options: { labelSelector: "tier=web" },
+    });
+    assert.equal(r.code, 0);
+    assert.deepEqual(JSON.parse(r.out), { dryRun: false, results: [] });
+  });
+  await t.step("an API failure is an error on stderr, exit 1", async () => {
+    const r = await run(["env", "migrate", "--team", "a", "--unlabelled", "--to", "prod"], {
+      list: (p) => Promise.reject(new KubeApiError(403, "Forbidden", "alice cannot list", p)),
+    });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /^error: .*alice cannot list\n$/);
+  });
+});

@@ -1,0 +1,42 @@
+/**
+ * The launcher a plugin install writes: a small shell script, named as kubectl finds plugins (`kubectl-butler`)
+ * and `butleradm`, that runs this clone's `cli/main.ts` with the plugin's permissions. Pure: the text only.
+ *
+ * @module
+ */
+
+/** The names the plugin is installed under: kubectl's plugin name, and the one admission's messages use. */
+export const PLUGIN_NAMES = ["kubectl-butler", "butleradm"] as const;
+
+/**
+ * What the plugin may do: read kubeconfigs and the files they name, read the environment (KUBECONFIG, HOME),
+ * reach API servers, and run the credential plugins kubeconfigs name. Never write a file.
+ */
+export const PLUGIN_PERMISSIONS = ["--allow-read", "--allow-env", "--allow-net", "--allow-run"] as const;
+
+const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * The launcher script for a clone at `root`, run with the Deno at `deno` (or the first `deno` on PATH when that
+ * one is gone). Without either it says how to get one, and exits 127 as a shell does for a missing command.
+ *
+ * @example
+ * ```ts
+ * shimScript("/src/butler", "/usr/local/bin/deno"); // "#!/bin/sh\n..."
+ * ```
+ */
+export function shimScript(root: string, deno: string): string {
+  return `#!/bin/sh
+# Butler's kubectl plugin, from ${root} (npx -y deno@2.9.6 task install-plugin; uninstall-plugin removes it).
+DENO=${quote(deno)}
+if [ ! -x "$DENO" ]; then
+  DENO="$(command -v deno)" || {
+    echo "\${0##*/}: Deno is not installed: run 'npx -y deno@2.9.6 task install-plugin' in ${root} again" >&2
+    exit 127
+  }
+fi
+exec "$DENO" run --quiet --no-prompt --frozen --config ${quote(`${root}/deno.json`)} ${
+    PLUGIN_PERMISSIONS.join(" ")
+  } ${quote(`${root}/cli/main.ts`)} "$@"
+`;
+}

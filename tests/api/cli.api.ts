@@ -1,0 +1,204 @@
+/**
+ * `kubectl butler env migrate` against a real API server with the shipped admission (the policies, and the
+ * webhooks as their own ServiceAccount), run as the program users install (`cli/main.ts` with the plugin's
+ * permissions) and as impersonated members of the seed's payments team: a team admin moves a cluster (label and
+ * annotation together, the annotation removed after), an operator outside the environment is refused in the
+ * policy's words, and a bulk migration with one refusal (the per-member cap) moves the other, in a dry run
+ * first (which changes nothing) and then for real.
+ */
+import assert from "node:assert/strict";
+import { parse } from "yaml";
+import { desiredChildren, effectiveAccess } from "../../hooks/team/mod.ts";
+import type { TeamSpec } from "../../lib/api/mod.ts";
+import { API_VERSION as API } from "../../lib/butler/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import {
+  applyObject,
+  cluster,
+  getObject,
+  installManifests,
+  kubectl,
+  ROOT,
+  serveAdmission,
+  shippedWebhooks,
+  untilRun,
+} from "./cluster.ts";
+
+// deno-lint-ignore no-explicit-any
+type Obj = Record<string, any>;
+
+const TEAM = "cli-payments";
+const NS = `team-${TEAM}`;
+const ENV = "butler.butlerlabs.dev/environment";
+const MIGRATION = "butler.butlerlabs.dev/migration-operation";
+
+/** The plugin as installed (deno.json task install-plugin), with the test cluster's kubeconfig. */
+async function butler(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-env",
+      "--allow-net",
+      "--allow-run",
+      `${ROOT}/cli/main.ts`,
+      ...args,
+      `--kubeconfig=${cluster().kubeconfig}`,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+}
+
+const tenantCluster = (name: string, creator: string, env?: string) => ({
+  apiVersion: API,
+  kind: "TenantCluster",
+  metadata: {
+    name,
+    namespace: NS,
+    ...(env ? { labels: { [ENV]: env } } : {}),
+    annotations: { "butler.butlerlabs.dev/creator-email": creator },
+  },
+  spec: {
+    kubernetesVersion: "v1.31.0",
+    providerConfigRef: { name: "cli-harvester" },
+    workers: { replicas: 1, machineTemplate: { cpu: "2", memory: "4Gi", diskSize: "20Gi" } },
+  },
+});
+
+/** alice moves the team's clusters without an environment to prod. */
+const bulk = (...extra: string[]) =>
+  butler(
+    "env",
+    "migrate",
+    "--team",
+    TEAM,
+    "--unlabelled",
+    "--to",
+    "prod",
+    "--as",
+    "alice@example.com",
+    ...extra,
+  );
+
+const stored = async (name: string) =>
+  await getObject("tenantcluster", name, NS) as { metadata: { labels?: Obj; annotations?: Obj } };
+
+Deno.test("kubectl butler env migrate, as the seed's team members", async (t) => {
+  await installManifests();
+  const server = await serveAdmission();
+  try {
+    await applyObject({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: NS, labels: { "butler.butlerlabs.dev/team": TEAM } },
+    });
+    await applyObject({
+      apiVersion: API,
+      kind: "ProviderConfig",
+      metadata: { name: "cli-harvester", namespace: "butler-system" },
+      spec: {
+        provider: "harvester",
+        credentialsRef: { name: "harvester-kubeconfig" },
+        harvester: { namespace: "default", networkName: "default/vlan40" },
+      },
+    });
+    const team = parse(await Deno.readTextFile(`${ROOT}/examples/teams/payments.yaml`)) as Obj;
+    team.metadata.name = TEAM;
+    team.spec.access.users.push({ name: "dave@example.com", role: "viewer" });
+    team.spec.environments[1].access.users.push({ name: "dave@example.com", role: "operator" });
+    await applyObject(team);
+    const access = effectiveAccess(team.spec as TeamSpec);
+    assert.ok(access.ok);
+    for (
+      const child of desiredChildren({ name: TEAM, spec: team.spec }, access.subjects, DEFAULT_HOOK_CONFIG)
+    ) {
+      if (["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"].includes(child.kind)) {
+        await applyObject(child);
+      }
+    }
+    // carol's dev cluster, and two without an environment, carol's and bob's: made before the webhooks, as
+    // clusters that predate the team's environments are (the webhook requires the label on a new cluster).
+    await applyObject(tenantCluster("d1", "carol@example.com", "dev"));
+    await applyObject(tenantCluster("u1", "carol@example.com"));
+    await applyObject(tenantCluster("u2", "bob@example.com"));
+    await applyObject(await shippedWebhooks(`https://127.0.0.1:${server.addr.port}`));
+
+    await t.step("a team admin moves a cluster: label set, migration annotation gone", async () => {
+      // A new webhook configuration takes effect within seconds: the first migration waits for it.
+      const r = await untilRun(
+        () => butler("env", "migrate", "d1", "--to", "prod", "-n", NS, "--as", "alice@example.com"),
+        (r) => r.code === 0,
+      );
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.equal(r.stdout, `${NS}/d1: dev -> prod: moved\nmoved 1 of 1 cluster(s) to prod\n`);
+      const c = await stored("d1");
+      assert.equal(c.metadata.labels?.[ENV], "prod");
+      assert.equal(c.metadata.annotations?.[MIGRATION], undefined);
+    });
+
+    await t.step("an operator only in prod may not move a cluster that is not in prod", async () => {
+      for (const dry of [["--dry-run"], []]) {
+        const r = await butler(
+          "env",
+          "migrate",
+          "u1",
+          "--to",
+          "prod",
+          "-n",
+          NS,
+          "--as",
+          "dave@example.com",
+          ...dry,
+        );
+        assert.equal(r.code, 1, r.stdout + r.stderr);
+        assert.match(
+          r.stdout,
+          new RegExp(
+            `^${NS}/u1: \\(no environment\\) -> prod: (would be )?refused: .*user "dave@example\\.com" may not update TenantCluster "u1"`,
+          ),
+        );
+      }
+      assert.equal((await stored("u1")).metadata.labels?.[ENV], undefined);
+    });
+
+    await t.step("a bulk migration: a dry run says what admission will do and changes nothing", async () => {
+      const r = await bulk("--dry-run");
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      const lines = r.stdout.split("\n");
+      // carol already has d1 in prod, where each member may have 1 cluster; bob has none.
+      assert.match(
+        lines[0]!,
+        new RegExp(`^${NS}/u1: \\(no environment\\) -> prod: would be refused: .*carol@example\\.com`),
+      );
+      assert.equal(lines[1], `${NS}/u2: (no environment) -> prod: would move`);
+      assert.equal(lines[2], "would move 1 of 2 cluster(s) to prod; 1 would be refused");
+      for (const name of ["u1", "u2"]) {
+        const c = await stored(name);
+        assert.equal(c.metadata.labels?.[ENV], undefined, `${name} unchanged`);
+        assert.equal(c.metadata.annotations?.[MIGRATION], undefined);
+      }
+    });
+
+    await t.step(
+      "and for real: the refusal does not stop the other; -o json says which and why",
+      async () => {
+        const r = await bulk("-o", "json");
+        assert.equal(r.code, 1, r.stdout + r.stderr);
+        const { dryRun, results } = JSON.parse(r.stdout) as { dryRun: boolean; results: Obj[] };
+        assert.equal(dryRun, false);
+        assert.deepEqual(results.map((x) => [x.name, x.outcome]), [["u1", "refused"], ["u2", "moved"]]);
+        assert.match(results[0]!.message, /carol@example\.com/);
+        assert.equal((await stored("u2")).metadata.labels?.[ENV], "prod");
+        assert.equal((await stored("u2")).metadata.annotations?.[MIGRATION], undefined);
+        assert.equal((await stored("u1")).metadata.labels?.[ENV], undefined);
+      },
+    );
+  } finally {
+    await kubectl(["delete", "validatingwebhookconfiguration", "butler-admission", "--ignore-not-found"]);
+    await kubectl(["delete", "tenantclusters", "--all", "-n", NS, "--ignore-not-found", "--wait=false"]);
+    await server.shutdown();
+  }
+});
