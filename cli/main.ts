@@ -1,6 +1,6 @@
 /**
  * `kubectl butler` (and `butleradm`, the name Butler's admission messages use): the kubectl plugin for what
- * Butler's API does not do in one `kubectl` call. Commands so far: `env migrate`. It follows kubectl's
+ * Butler's API does not do in one `kubectl` call. Commands so far: `env migrate`, `pool show`. It follows kubectl's
  * conventions: its connection flags, `-o json`, errors on stderr, exit code 0 when everything asked was done, 1
  * when something was refused or failed, 2 for a usage error.
  *
@@ -11,6 +11,13 @@ import { createKubeClient, type KubeClient } from "../lib/kube/mod.ts";
 import { type ConnectionFlags, openConnection } from "./connection.ts";
 import { allMoved, clusterPath, formatResults, migrateClusters, selectClusters } from "./env_migrate.ts";
 import type { ClusterObject } from "./env_migrate.ts";
+import {
+  type AllocationInfo,
+  type PoolObject,
+  poolReport,
+  renderPoolSvg,
+  renderPoolText,
+} from "./pool_show.ts";
 
 /** Where a run writes and how it reaches the API (tests pass their own). */
 export interface CliIo {
@@ -20,6 +27,8 @@ export interface CliIo {
   readonly connect: (flags: ConnectionFlags) => { kube: KubeClient; namespace: string };
   /** The program's name as invoked (`kubectl butler` or `butleradm`). */
   readonly name: string;
+  /** Writes a file a command was asked to write (`--svg FILE`). */
+  readonly writeFile: (path: string, text: string) => void;
 }
 
 const GLOBAL_HELP = `Global flags (as kubectl's):
@@ -37,6 +46,7 @@ Usage: {name} <command> [flags]
 
 Commands:
   env migrate    move TenantClusters to another environment (label and migration annotation together)
+  pool show      a picture of a NetworkPool: its address space, figures and grants
 
 Run "{name} <command> --help" for a command's flags and examples.
 
@@ -47,6 +57,31 @@ Usage: {name} env migrate ...
 
 Commands:
   migrate        move TenantClusters to another environment`,
+  pool: `NetworkPools.
+
+Usage: {name} pool show POOL ...
+
+Commands:
+  show           a picture of a NetworkPool`,
+  "pool show":
+    `A picture of a NetworkPool: its address space as a grid of cells (each marked by what its addresses
+are), the figures its controller reports (utilisation, largest free block, fragmentation), and every grant with
+its tenant (from the IPAllocations you may list).
+
+Usage:
+  {name} pool show POOL [-n NAMESPACE] [-o text|json|svg] [--svg FILE]
+
+Flags:
+  -n, --namespace NS      the pool's namespace (default butler-system)
+  -o, --output FORMAT     text (default), json for scripts, svg for a picture on standard output
+      --svg FILE          also write the picture as SVG to FILE (under the current directory)
+
+Examples:
+  {name} pool show lab-pool
+  {name} pool show lab-pool --svg lab-pool.svg
+  {name} pool show lab-pool -o json | jq '.grants | length'
+
+${GLOBAL_HELP}`,
   "env migrate": `Move TenantClusters to another environment, as the seeds' contract asks: one update sets the
 environment label and the migration annotation together, a second removes the annotation. Each cluster is
 decided by admission on its own (quota, per-member cap, environment access, unknown environment): a refusal of
@@ -87,6 +122,7 @@ const OPTIONS = {
   selector: { type: "string", short: "l" },
   unlabelled: { type: "boolean" },
   "dry-run": { type: "boolean" },
+  svg: { type: "string" },
 } as const;
 
 /**
@@ -116,6 +152,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   try {
     if (key === "env migrate") return await envMigrate(rest, values, io);
+    if (key === "pool show") return await poolShow(rest, values, io);
     if (command === undefined) {
       io.stdout(help(""));
       return 0;
@@ -147,12 +184,7 @@ async function envMigrate(names: readonly string[], values: Values, io: CliIo): 
     throw new UsageError("--team needs --selector or --unlabelled (a bulk migration names what it moves)");
   }
   if (!values.team && !names.length) throw new UsageError("name at least one cluster, or use --team");
-  const { kube, namespace: contextNamespace } = io.connect({
-    ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
-    ...(values.context ? { context: values.context } : {}),
-    ...(values.as ? { as: values.as } : {}),
-    ...(values["as-group"] ? { asGroups: values["as-group"] } : {}),
-  });
+  const { kube, namespace: contextNamespace } = connect(values, io);
   let targets: { namespace: string; name: string }[];
   if (values.team) {
     const namespace = values.namespace ?? `team-${values.team}`;
@@ -173,6 +205,57 @@ async function envMigrate(names: readonly string[], values: Values, io: CliIo): 
   return allMoved(results) ? 0 : 1;
 }
 
+function connect(values: Values, io: CliIo): { kube: KubeClient; namespace: string } {
+  return io.connect({
+    ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+    ...(values.context ? { context: values.context } : {}),
+    ...(values.as ? { as: values.as } : {}),
+    ...(values["as-group"] ? { asGroups: values["as-group"] } : {}),
+  });
+}
+
+const GROUP_PATH = "/apis/butler.butlerlabs.dev/v1alpha1";
+
+async function poolShow(names: readonly string[], values: Values, io: CliIo): Promise<number> {
+  const output = values.output ?? "text";
+  if (!["text", "json", "svg"].includes(output)) {
+    throw new UsageError(`--output must be text, json or svg, not "${output}"`);
+  }
+  if (names.length !== 1) throw new UsageError("name one NetworkPool");
+  const namespace = values.namespace ?? "butler-system";
+  const { kube } = connect(values, io);
+  const pool = await kube.get(
+    `${GROUP_PATH}/namespaces/${encodeURIComponent(namespace)}/networkpools/${encodeURIComponent(names[0]!)}`,
+  ) as PoolObject | undefined;
+  if (!pool) {
+    io.stderr(`error: NetworkPool ${namespace}/${names[0]} not found\n`);
+    return 1;
+  }
+  let allocations: AllocationInfo[] = [];
+  try {
+    allocations = await kube.list(`${GROUP_PATH}/ipallocations`) as AllocationInfo[];
+  } catch (err) {
+    // Tenants are a courtesy: the picture and the figures need only the pool.
+    io.stderr(
+      `warning: IPAllocations not listed, tenants not shown (${err instanceof Error ? err.message : err})\n`,
+    );
+  }
+  const r = poolReport(pool, allocations);
+  if (!r.ok) {
+    io.stderr(`error: ${r.message}\n`);
+    return 1;
+  }
+  if (values.svg) io.writeFile(values.svg, renderPoolSvg(r.report));
+  io.stdout(
+    output === "json"
+      ? JSON.stringify(r.report, null, 2) + "\n"
+      : output === "svg"
+      ? renderPoolSvg(r.report)
+      : renderPoolText(r.report),
+  );
+  return 0;
+}
+
 /** The real I/O: the terminal and the kubeconfig. */
 export function terminalIo(name: string): CliIo {
   const encoder = new TextEncoder();
@@ -180,6 +263,18 @@ export function terminalIo(name: string): CliIo {
     name,
     stdout: (text) => Deno.stdout.writeSync(encoder.encode(text)),
     stderr: (text) => Deno.stderr.writeSync(encoder.encode(text)),
+    writeFile(path, text) {
+      try {
+        Deno.writeTextFileSync(path, text);
+      } catch (err) {
+        // The launcher lets the plugin write under the current directory only.
+        throw new Error(
+          err instanceof Deno.errors.NotCapable
+            ? `cannot write ${path}: the plugin writes only under the current directory`
+            : `cannot write ${path}: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+    },
     connect(flags) {
       const opened = openConnection(flags);
       // A person waits on the answer: one retry, and a timeout long enough for a slow webhook.

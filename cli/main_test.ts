@@ -5,10 +5,12 @@ import { type CliIo, runCli } from "./main.ts";
 /** A run with its output captured, the API answering from `clusters` (or never reached). */
 async function run(argv: string[], kube?: Partial<KubeClient>) {
   const out: string[] = [];
+  const files = new Map<string, string>();
   const err: string[] = [];
   let connected: unknown;
   const io: CliIo = {
     name: "kubectl butler",
+    writeFile: (path, text) => files.set(path, text),
     stdout: (t) => out.push(t),
     stderr: (t) => err.push(t),
     connect(flags) {
@@ -25,7 +27,7 @@ async function run(argv: string[], kube?: Partial<KubeClient>) {
     },
   };
   const code = await runCli(argv, io);
-  return { code, out: out.join(""), err: err.join(""), connected };
+  return { code, out: out.join(""), err: err.join(""), connected, files };
 }
 
 Deno.test("kubectl butler: flags, help and exit codes", async (t) => {

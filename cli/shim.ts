@@ -10,9 +10,16 @@ export const PLUGIN_NAMES = ["kubectl-butler", "butleradm"] as const;
 
 /**
  * What the plugin may do: read kubeconfigs and the files they name, read the environment (KUBECONFIG, HOME),
- * reach API servers, and run the credential plugins kubeconfigs name. Never write a file.
+ * reach API servers, run the credential plugins kubeconfigs name, and write only under the directory it is run
+ * from (`pool show --svg FILE`).
  */
-export const PLUGIN_PERMISSIONS = ["--allow-read", "--allow-env", "--allow-net", "--allow-run"] as const;
+export const PLUGIN_PERMISSIONS = [
+  "--allow-read",
+  "--allow-env",
+  "--allow-net",
+  "--allow-run",
+  "--allow-write=.",
+] as const;
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 

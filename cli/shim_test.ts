@@ -5,14 +5,15 @@ const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
 Deno.test("the plugin's launcher and its install", async (t) => {
-  await t.step("it runs cli/main.ts of the clone with the plugin's permissions, never --allow-write", () => {
+  await t.step("it runs cli/main.ts of the clone with the plugin's permissions, writing only under .", () => {
     const script = shimScript("/src/it's here", "/usr/bin/deno");
     assert.match(script, /^#!\/bin\/sh\n/);
+    assert.match(script, / --allow-write=\. /);
     assert.match(
       script,
-      /--allow-read --allow-env --allow-net --allow-run '\/src\/it'\\''s here\/cli\/main\.ts' "\$@"/,
+      /--allow-read --allow-env --allow-net --allow-run --allow-write=\. '\/src\/it'\\''s here\/cli\/main\.ts' "\$@"/,
     );
-    assert.doesNotMatch(script, /--allow-write|--allow-all|-A /);
+    assert.doesNotMatch(script, /--allow-write[^=]|--allow-all|-A /);
   });
   await t.step("without Deno it says what to do and exits 127", async () => {
     const child = new Deno.Command("/bin/sh", {

@@ -64,7 +64,18 @@ export interface KubeconfigOptions {
 }
 
 /** kubeconfig user fields that name credentials this client cannot present. */
-const UNSUPPORTED_CREDENTIALS = ["exec", "auth-provider", "tokenFile", "username", "password"] as const;
+const UNSUPPORTED_CREDENTIALS = [
+  "exec",
+  "auth-provider",
+  "tokenFile",
+  "client-certificate",
+  "client-key",
+  "username",
+  "password",
+] as const;
+
+/** Credentials that name files: usable only with `readFile`, which a tenant's kubeconfig never gets. */
+const FILE_CREDENTIALS = ["tokenFile", "client-certificate", "client-key"];
 
 /** A kubeconfig's file references are relative to the kubeconfig itself. */
 const resolve = (config: string, file: string) =>
@@ -99,10 +110,12 @@ export function loadKubeConfig(
 
 /**
  * A connection from the text of a kubeconfig: its current context's server, CA (inline or, with `readFile`, a
- * file) and credentials (token or client certificate). `source` names the kubeconfig in errors. Throws on a
- * kubeconfig that has no usable cluster, bad YAML, or a certificate Deno cannot load; never echoes the content.
- * Credentials this client cannot use (`exec` plugins, `auth-provider`, `tokenFile`, basic auth) are an error, never
- * a silent anonymous request. With `requireTls` (a tenant's kubeconfig) a plain `http://` server is refused: the
+ * file) and credentials (token or client certificate; with `readFile` also token and certificate files; with
+ * `options.exec` credential plugins). `source` names the kubeconfig in errors. Throws on a kubeconfig that has no
+ * usable cluster, bad YAML, or a certificate Deno cannot load; never echoes the content. Credentials this client
+ * cannot use here (`exec` plugins, `auth-provider`, files, basic auth) are an error, never a silent anonymous
+ * request. A tenant's kubeconfig gets neither `readFile` nor `exec`: the files it named would be this process's
+ * (its ServiceAccount token), and the programs too. With `requireTls` a plain `http://` server is refused: the
  * token would travel in clear, and the address is the tenant's to choose.
  *
  * @example
@@ -140,7 +153,7 @@ export function kubeconfigConnection(
   }
   const supported = new Set<string>([
     ...(options.exec ? ["exec"] : []),
-    ...(readFile ? ["tokenFile"] : []),
+    ...(readFile ? FILE_CREDENTIALS : []),
   ]);
   const unsupported = UNSUPPORTED_CREDENTIALS.filter((k) =>
     user[k] !== undefined && user[k] !== null && !supported.has(k)

@@ -26,6 +26,10 @@ Deno.test("kubeconfigConnection: a tenant's server must be https, and unusable c
       ["{exec: {command: aws}}", "exec"],
       ["{auth-provider: {name: gcp}}", "auth-provider"],
       ["{tokenFile: /var/run/token}", "tokenFile"],
+      [
+        "{client-certificate: /var/run/secrets/kubernetes.io/serviceaccount/token, client-key: /k}",
+        "client-certificate, client-key",
+      ],
       ["{username: admin, password: secret-value}", "username, password"],
     ]
   ) {

@@ -12,12 +12,18 @@ import { desiredChildren, effectiveAccess } from "../../hooks/team/mod.ts";
 import type { TeamSpec } from "../../lib/api/mod.ts";
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { PLUGIN_PERMISSIONS } from "../../cli/shim.ts";
+import { poolReport, renderPoolSvg, renderPoolText } from "../../cli/pool_show.ts";
+import { LAB_ALLOCATIONS, LAB_SPEC, labAllocations, labGrants, labStatus } from "../cli/lab_pool.ts";
 import {
+  api,
   applyObject,
   cluster,
+  ensureNamespaces,
   getObject,
   installManifests,
   kubectl,
+  kubectlOk,
   ROOT,
   serveAdmission,
   shippedWebhooks,
@@ -32,19 +38,25 @@ const NS = `team-${TEAM}`;
 const ENV = "butler.butlerlabs.dev/environment";
 const MIGRATION = "butler.butlerlabs.dev/migration-operation";
 
-/** The plugin as installed (deno.json task install-plugin), with the test cluster's kubeconfig. */
-async function butler(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/**
+ * The plugin as installed (the launcher's permissions, cli/shim.ts), with the test cluster's kubeconfig; a last
+ * `{ cwd }` runs it from that directory.
+ */
+async function butler(
+  ...args: (string | { cwd: string })[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const last = args.at(-1);
+  const cwd = typeof last === "object" ? last.cwd : ROOT;
+  const words = args.filter((a): a is string => typeof a === "string");
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      "--allow-read",
-      "--allow-env",
-      "--allow-net",
-      "--allow-run",
+      ...PLUGIN_PERMISSIONS,
       `${ROOT}/cli/main.ts`,
-      ...args,
+      ...words,
       `--kubeconfig=${cluster().kubeconfig}`,
     ],
+    cwd,
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -201,4 +213,149 @@ Deno.test("kubectl butler env migrate, as the seed's team members", async (t) =>
     await kubectl(["delete", "tenantclusters", "--all", "-n", NS, "--ignore-not-found", "--wait=false"]);
     await server.shutdown();
   }
+});
+
+Deno.test("kubectl butler pool show draws a stored pool exactly as the golden picture", async (t) => {
+  await installManifests();
+  await ensureNamespaces(["butler-cli", ...new Set(LAB_ALLOCATIONS.map((a) => a.namespace))]);
+  const uids: string[] = [];
+  for (const a of LAB_ALLOCATIONS) {
+    const created = await api(
+      "POST",
+      `/apis/butler.butlerlabs.dev/v1alpha1/namespaces/${a.namespace}/ipallocations`,
+      {
+        apiVersion: API,
+        kind: "IPAllocation",
+        metadata: { name: a.name, labels: { "butler.butlerlabs.dev/tenant": a.tenant } },
+        spec: {
+          poolRef: { name: "lab-pool", namespace: "butler-cli" },
+          type: "loadbalancer",
+          ...(a.pinned
+            ? { pinnedRange: { startAddress: a.first, endAddress: "10.40.2.15" } }
+            : { count: a.count }),
+        },
+      },
+    );
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    uids.push((created.body.metadata as { uid: string }).uid);
+  }
+  // The pool in a namespace of its own (other tests apply the seed's lab-pool in butler-system), with the
+  // ledger its controller would have written, through the status subresource.
+  const pools = "/apis/butler.butlerlabs.dev/v1alpha1/namespaces/butler-cli/networkpools";
+  const pool = await api("POST", pools, {
+    apiVersion: API,
+    kind: "NetworkPool",
+    metadata: { name: "lab-pool" },
+    spec: LAB_SPEC,
+  });
+  assert.equal(pool.status, 201, JSON.stringify(pool.body));
+  const written = await api("PUT", `${pools}/lab-pool/status`, {
+    ...pool.body,
+    status: labStatus(labGrants(uids)),
+  });
+  assert.equal(written.status, 200, JSON.stringify(written.body).slice(0, 300));
+  const expected = poolReport(
+    {
+      metadata: { name: "lab-pool", namespace: "butler-cli" },
+      spec: LAB_SPEC,
+      status: labStatus(labGrants(uids)),
+    },
+    labAllocations(uids),
+  );
+  assert.ok(expected.ok);
+
+  await t.step(
+    "text: the same bytes as the pure renderer (whose output for butler-system is the golden)",
+    async () => {
+      const r = await butler("pool", "show", "lab-pool", "-n", "butler-cli");
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, renderPoolText(expected.report));
+      assert.match(r.stdout, /team-platform\/ingress \(pinned\)/);
+    },
+  );
+  await t.step("-o json for scripts, and --svg FILE written under the current directory", async () => {
+    const json = await butler("pool", "show", "lab-pool", "-n", "butler-cli", "-o", "json");
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual(JSON.parse(json.stdout), JSON.parse(JSON.stringify(expected.report)));
+    const dir = await Deno.makeTempDir();
+    try {
+      const svg = await butler("pool", "show", "lab-pool", "-n", "butler-cli", "--svg", "pool.svg", {
+        cwd: dir,
+      });
+      assert.equal(svg.code, 0, svg.stderr);
+      assert.equal(Deno.readTextFileSync(`${dir}/pool.svg`), renderPoolSvg(expected.report));
+      const outside = await butler(
+        "pool",
+        "show",
+        "lab-pool",
+        "-n",
+        "butler-cli",
+        "--svg",
+        "/tmp/elsewhere.svg",
+        {
+          cwd: dir,
+        },
+      );
+      assert.equal(outside.code, 1);
+      assert.match(
+        outside.stderr,
+        /cannot write \/tmp\/elsewhere\.svg: the plugin writes only under the current directory/,
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+  await t.step(
+    "who may read the pool but not list IPAllocations gets the picture, tenants unnamed, and a warning",
+    async () => {
+      await kubectlOk(["apply", "--server-side", "--field-manager=butler-tests", "-f", "-"], {
+        stdin: `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: { name: pool-reader, namespace: butler-cli }
+rules: [{ apiGroups: [butler.butlerlabs.dev], resources: [networkpools], verbs: [get] }]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: { name: pool-reader, namespace: butler-cli }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: Role, name: pool-reader }
+subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: viewer@example.com }]
+`,
+      });
+      const r = await untilRun(
+        () => butler("pool", "show", "lab-pool", "-n", "butler-cli", "--as", "viewer@example.com"),
+        (r) => r.code === 0,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /^warning: IPAllocations not listed, tenants not shown \(.*forbidden/);
+      // Without the IPAllocations, grants are listed by UID and a pinned grant cannot be told from another.
+      const unnamed = poolReport(
+        {
+          metadata: { name: "lab-pool", namespace: "butler-cli" },
+          spec: LAB_SPEC,
+          status: labStatus(labGrants(uids)),
+        },
+        [],
+      );
+      assert.ok(unnamed.ok);
+      assert.equal(r.stdout, renderPoolText(unnamed.report));
+      assert.equal(r.stdout.split("\n").filter((l) => l.includes(" uid ")).length, 4);
+      const nobody = await butler(
+        "pool",
+        "show",
+        "lab-pool",
+        "-n",
+        "butler-cli",
+        "--as",
+        "nobody@example.com",
+      );
+      assert.equal(nobody.code, 1);
+      assert.match(nobody.stderr, /networkpools\.butler\.butlerlabs\.dev "lab-pool" is forbidden/);
+    },
+  );
+  await t.step("a pool that does not exist: exit 1, said on stderr", async () => {
+    const r = await butler("pool", "show", "no-such-pool", "-n", "butler-cli");
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr, "error: NetworkPool butler-cli/no-such-pool not found\n");
+  });
 });
