@@ -1,6 +1,6 @@
 /**
  * `kubectl butler` (and `butleradm`, the name Butler's admission messages use): the kubectl plugin for what
- * Butler's API does not do in one `kubectl` call. Commands so far: `env migrate`, `pool show`. It follows kubectl's
+ * Butler's API does not do in one `kubectl` call. Commands so far: `env migrate`, `pool show`, `team usage`. It follows kubectl's
  * conventions: its connection flags, `-o json`, errors on stderr, exit code 0 when everything asked was done, 1
  * when something was refused or failed, 2 for a usage error.
  *
@@ -18,6 +18,9 @@ import {
   renderPoolSvg,
   renderPoolText,
 } from "./pool_show.ts";
+import { computeUsage, type TeamProvider } from "../hooks/team/usage.ts";
+import { ObservedCluster, teamNamespace, TeamSpec } from "../lib/api/mod.ts";
+import { renderUsageText, usageJson } from "./team_usage.ts";
 
 /** Where a run writes and how it reaches the API (tests pass their own). */
 export interface CliIo {
@@ -47,6 +50,7 @@ Usage: {name} <command> [flags]
 Commands:
   env migrate    move TenantClusters to another environment (label and migration annotation together)
   pool show      a picture of a NetworkPool: its address space, figures and grants
+  team usage     a Team's quota as bars: clusters, nodes, CPU, memory, storage, environments, members
 
 Run "{name} <command> --help" for a command's flags and examples.
 
@@ -80,6 +84,26 @@ Examples:
   {name} pool show lab-pool
   {name} pool show lab-pool --svg lab-pool.svg
   {name} pool show lab-pool -o json | jq '.grants | length'
+
+${GLOBAL_HELP}`,
+  team: `Teams.
+
+Usage: {name} team usage TEAM ...
+
+Commands:
+  usage          a Team's quota as bars`,
+  "team usage":
+    `A Team's quota as bars: clusters, worker nodes, CPU, memory and storage against its limits, each
+environment's clusters, each member's clusters where an environment caps them, and each ProviderConfig's per-team
+limits. Judged by the Team controller's own rules (80 % near limit, above 100 % over limit), from the clusters as
+they are now.
+
+Usage:
+  {name} team usage TEAM [-o text|json]
+
+Examples:
+  {name} team usage payments
+  {name} team usage payments -o json | jq '.measures[] | select(.state != "OK")'
 
 ${GLOBAL_HELP}`,
   "env migrate": `Move TenantClusters to another environment, as the seeds' contract asks: one update sets the
@@ -153,6 +177,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     if (key === "env migrate") return await envMigrate(rest, values, io);
     if (key === "pool show") return await poolShow(rest, values, io);
+    if (key === "team usage") return await teamUsage(rest, values, io);
     if (command === undefined) {
       io.stdout(help(""));
       return 0;
@@ -252,6 +277,58 @@ async function poolShow(names: readonly string[], values: Values, io: CliIo): Pr
       : output === "svg"
       ? renderPoolSvg(r.report)
       : renderPoolText(r.report),
+  );
+  return 0;
+}
+
+async function teamUsage(names: readonly string[], values: Values, io: CliIo): Promise<number> {
+  const output = values.output ?? "text";
+  if (output !== "text" && output !== "json") {
+    throw new UsageError(`--output must be text or json, not "${output}"`);
+  }
+  if (names.length !== 1) throw new UsageError("name one Team");
+  const name = names[0]!;
+  const { kube } = connect(values, io);
+  const team = await kube.get(`${GROUP_PATH}/teams/${encodeURIComponent(name)}`) as
+    | { spec?: unknown }
+    | undefined;
+  if (!team) {
+    io.stderr(`error: Team ${name} not found\n`);
+    return 1;
+  }
+  const spec = TeamSpec.safeParse(team.spec ?? {});
+  if (!spec.success) {
+    io.stderr(`error: Team ${name}: its spec does not read: ${spec.error.issues[0]?.message}\n`);
+    return 1;
+  }
+  const namespace = teamNamespace(name);
+  const clusters = (await kube.list(`${GROUP_PATH}/namespaces/${namespace}/tenantclusters`)).flatMap((c) => {
+    const parsed = ObservedCluster.safeParse(c);
+    return parsed.success ? [parsed.data] : [];
+  });
+  const providers: TeamProvider[] = [];
+  for (const ns of [namespace, "butler-system"]) {
+    try {
+      const list = await kube.list(`${GROUP_PATH}/namespaces/${ns}/providerconfigs`) as {
+        metadata: { name: string };
+        spec?: { limits?: { maxClustersPerTeam?: number; maxNodesPerTeam?: number } };
+      }[];
+      providers.push(...list.map((p) => ({
+        key: `${ns}/${p.metadata.name}`,
+        maxClustersPerTeam: p.spec?.limits?.maxClustersPerTeam,
+        maxNodesPerTeam: p.spec?.limits?.maxNodesPerTeam,
+      })));
+    } catch (err) {
+      io.stderr(
+        `warning: ProviderConfigs in ${ns} not listed, their per-team limits not shown (${
+          err instanceof Error ? err.message : err
+        })\n`,
+      );
+    }
+  }
+  const usage = computeUsage(spec.data, clusters, providers);
+  io.stdout(
+    output === "json" ? JSON.stringify(usageJson(name, usage), null, 2) + "\n" : renderUsageText(name, usage),
   );
   return 0;
 }

@@ -161,13 +161,16 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
     : [];
 
   if (problems.length || !parsed.success || !access?.ok) {
-    const usage = parsed.success ? computeUsage(parsed.data, clusters, teamProviders(request)) : undefined;
+    // Status carries usage's figures, not its per-dimension measures (those are for people, not stored).
+    const { measures: _, ...usage } = parsed.success
+      ? computeUsage(parsed.data, clusters, teamProviders(request))
+      : { measures: undefined };
     return {
       status: {
         phase: "Failed",
         observedGeneration: team.metadata.generation,
         namespace: ns,
-        ...(usage ?? {}),
+        ...usage,
         conditions: conditions(
           [{
             type: "Ready",

@@ -32,12 +32,33 @@ interface Dimension {
   readonly used: Quantity;
   readonly limit?: Quantity;
   readonly field?: string;
+  readonly scope: MeasureScope;
+}
+
+/** Where a measured dimension belongs. */
+export type MeasureScope = "team" | "cluster" | "environment" | "member" | "provider";
+
+/**
+ * One measured dimension, as a quota bar shows it (`kubectl butler team usage`): the same figures and the same
+ * verdict the Team's `quotaStatus` is made of.
+ */
+export interface Measure {
+  readonly scope: MeasureScope;
+  /** What is measured, in the words of `quotaMessage` (`CPU`, `clusters in environment prod`, ...). */
+  readonly label: string;
+  readonly used: string;
+  /** Absent: no limit. */
+  readonly limit?: string;
+  /** `floor(used * 100 / limit)`. */
+  readonly percent?: number;
+  readonly state: QuotaStatus;
 }
 
 /** One measured dimension's verdict. */
 interface Verdict {
   readonly state: QuotaStatus;
   readonly text?: string;
+  readonly measure: Measure;
 }
 
 function percentText(used: Quantity, limit: Quantity): string {
@@ -47,17 +68,19 @@ function percentText(used: Quantity, limit: Quantity): string {
 }
 
 function judge(d: Dimension): Verdict {
-  if (!d.limit) return { state: "OK" };
+  const measure = { scope: d.scope, label: d.label, used: formatQuantity(d.used) };
+  if (!d.limit) return { state: "OK", measure: { ...measure, state: "OK" } };
+  const limited = { ...measure, limit: formatQuantity(d.limit), percent: percentOf(d.used, d.limit) };
   const figures = `${d.label} ${formatQuantity(d.used)}/${formatQuantity(d.limit)} (${
     percentText(d.used, d.limit)
   })`;
   if (above(d.used, d.limit, EXCEEDED_PERCENT)) {
-    return { state: "Exceeded", text: `${figures} over limit` };
+    return { state: "Exceeded", text: `${figures} over limit`, measure: { ...limited, state: "Exceeded" } };
   }
   if (above(d.used, d.limit, WARNING_PERCENT)) {
-    return { state: "Warning", text: `${figures} near limit` };
+    return { state: "Warning", text: `${figures} near limit`, measure: { ...limited, state: "Warning" } };
   }
-  return { state: "OK" };
+  return { state: "OK", measure: { ...limited, state: "OK" } };
 }
 
 const worst = (states: readonly QuotaStatus[]): QuotaStatus =>
@@ -78,6 +101,8 @@ export interface Usage {
   quotaStatus: QuotaStatus;
   quotaMessage: string;
   environments: EnvironmentUsage[];
+  /** Every measured dimension with its verdict, in the order `quotaMessage` names them (not written to status). */
+  measures: Measure[];
 }
 
 /** A ProviderConfig the Team can see (its namespace or butler-system), with its per-team limits. */
@@ -125,6 +150,7 @@ export function computeUsage(
     if (perCluster) {
       verdicts.push(
         judge({
+          scope: "cluster",
           label: `workers of ${c.metadata.name}`,
           used: fromCount(r.shape.workerCount.value),
           limit: perCluster,
@@ -134,20 +160,22 @@ export function computeUsage(
   }
   const dims: (Dimension & { key: string })[] = [
     {
+      scope: "team",
       key: "cluster",
       label: "clusters",
       used: fromCount(clusters.length),
       limit: limitOf(limits?.maxClusters),
     },
     {
+      scope: "team",
       key: "node",
       label: "worker nodes",
       used: fromCount(nodes),
       limit: limitOf(limits?.maxTotalNodes),
     },
-    { key: "cpu", label: "CPU", used: cpu, limit: limitOf(limits?.maxCPUCores) },
-    { key: "memory", label: "memory", used: memory, limit: limitOf(limits?.maxMemory) },
-    { key: "storage", label: "storage", used: storage, limit: limitOf(limits?.maxStorage) },
+    { scope: "team", key: "cpu", label: "CPU", used: cpu, limit: limitOf(limits?.maxCPUCores) },
+    { scope: "team", key: "memory", label: "memory", used: memory, limit: limitOf(limits?.maxMemory) },
+    { scope: "team", key: "storage", label: "storage", used: storage, limit: limitOf(limits?.maxStorage) },
   ];
   verdicts.unshift(...dims.map(judge));
 
@@ -160,13 +188,19 @@ export function computeUsage(
     }
     const envLimit = limitOf(e.limits?.maxClusters);
     verdicts.push(
-      judge({ label: `clusters in environment ${e.name}`, used: fromCount(inEnv.length), limit: envLimit }),
+      judge({
+        scope: "environment",
+        label: `clusters in environment ${e.name}`,
+        used: fromCount(inEnv.length),
+        limit: envLimit,
+      }),
     );
     const perMember = limitOf(e.limits?.maxClustersPerMember);
     if (perMember) {
       for (const [owner, n] of [...owners].sort()) {
         verdicts.push(
           judge({
+            scope: "member",
             label: `clusters of ${owner} in environment ${e.name}`,
             used: fromCount(n),
             limit: perMember,
@@ -207,6 +241,7 @@ export function computeUsage(
       ...(problems.length ? [`not counted (invalid quantities): ${problems.join("; ")}`] : []),
     ].join("; "),
     environments,
+    measures: verdicts.map((v) => v.measure),
   };
 }
 
@@ -243,6 +278,7 @@ function providerVerdicts(
     return [
       ...(p.maxClustersPerTeam
         ? [judge({
+          scope: "provider",
           label: `clusters on ProviderConfig ${p.key}`,
           used: fromCount(used.clusters),
           limit: fromCount(p.maxClustersPerTeam),
@@ -250,6 +286,7 @@ function providerVerdicts(
         : []),
       ...(p.maxNodesPerTeam
         ? [judge({
+          scope: "provider",
           label: `worker nodes on ProviderConfig ${p.key}`,
           used: fromCount(used.nodes),
           limit: fromCount(p.maxNodesPerTeam),

@@ -8,8 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { desiredChildren, effectiveAccess } from "../../hooks/team/mod.ts";
-import type { TeamSpec } from "../../lib/api/mod.ts";
+import { computeUsage, desiredChildren, effectiveAccess } from "../../hooks/team/mod.ts";
+import { type ObservedCluster, TeamSpec } from "../../lib/api/mod.ts";
+import { renderUsageText } from "../../cli/team_usage.ts";
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { PLUGIN_PERMISSIONS } from "../../cli/shim.ts";
@@ -208,6 +209,33 @@ Deno.test("kubectl butler env migrate, as the seed's team members", async (t) =>
         assert.equal((await stored("u1")).metadata.labels?.[ENV], undefined);
       },
     );
+
+    await t.step("team usage: the team's bars, from the clusters as they are now", async () => {
+      const r = await butler("team", "usage", TEAM);
+      assert.equal(r.code, 0, r.stderr);
+      const items = JSON.parse(
+        await kubectlOk(["get", "tenantclusters", "-n", NS, "-o", "json"]),
+      ).items as ObservedCluster[];
+      const pcs = JSON.parse(
+        await kubectlOk(["get", "providerconfigs", "-n", "butler-system", "-o", "json"]),
+      ).items as { metadata: { name: string }; spec?: { limits?: Obj } }[];
+      const expected = computeUsage(
+        TeamSpec.parse(team.spec),
+        items,
+        pcs.map((p) => ({
+          key: `butler-system/${p.metadata.name}`,
+          maxClustersPerTeam: p.spec?.limits?.maxClustersPerTeam,
+          maxNodesPerTeam: p.spec?.limits?.maxNodesPerTeam,
+        })),
+      );
+      assert.equal(r.stdout, renderUsageText(TEAM, expected));
+      // bob's u2 and carol's d1 moved to prod, where each member may have 1.
+      assert.match(r.stdout, /clusters in environment prod +2 +6 +\[#########\.+\] +33%/);
+      assert.match(r.stdout, /clusters of carol@example\.com in environment prod +1 +1 .*100% {2}near limit/);
+      const alice = await butler("team", "usage", TEAM, "--as", "alice@example.com");
+      assert.equal(alice.code, 0, alice.stderr);
+      assert.ok(alice.stdout.startsWith(`Team ${TEAM}  quota `));
+    });
   } finally {
     await kubectl(["delete", "validatingwebhookconfiguration", "butler-admission", "--ignore-not-found"]);
     await kubectl(["delete", "tenantclusters", "--all", "-n", NS, "--ignore-not-found", "--wait=false"]);
