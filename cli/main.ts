@@ -1,6 +1,6 @@
 /**
  * `kubectl butler` (and `butleradm`, the name Butler's admission messages use): the kubectl plugin for what
- * Butler's API does not do in one `kubectl` call. Commands so far: `env migrate`, `pool show`, `team usage`. It follows kubectl's
+ * Butler's API does not do in one `kubectl` call. Commands so far: `env migrate`, `pool show`, `team usage`, `ledger`, `plan`. It follows kubectl's
  * conventions: its connection flags, `-o json`, errors on stderr, exit code 0 when everything asked was done, 1
  * when something was refused or failed, 2 for a usage error.
  *
@@ -21,6 +21,8 @@ import {
 import { computeUsage, type TeamProvider } from "../hooks/team/usage.ts";
 import { ObservedCluster, teamNamespace, TeamSpec } from "../lib/api/mod.ts";
 import { renderUsageText, usageJson } from "./team_usage.ts";
+import { ledgerReport, type LedgerSource } from "./ledger.ts";
+import { parseAllDocuments } from "yaml";
 
 /** Where a run writes and how it reaches the API (tests pass their own). */
 export interface CliIo {
@@ -32,6 +34,11 @@ export interface CliIo {
   readonly name: string;
   /** Writes a file a command was asked to write (`--svg FILE`). */
   readonly writeFile: (path: string, text: string) => void;
+  /** Reads a file a command was given (`-f FILE`), and standard input (`-f -`). */
+  readonly readFile: (path: string) => string;
+  readonly readStdin: () => Promise<string>;
+  /** Runs `plan` with its own arguments (plan.ts); resolves to its exit code. */
+  readonly plan: (args: readonly string[]) => Promise<number>;
 }
 
 const GLOBAL_HELP = `Global flags (as kubectl's):
@@ -51,6 +58,8 @@ Commands:
   env migrate    move TenantClusters to another environment (label and migration annotation together)
   pool show      a picture of a NetworkPool: its address space, figures and grants
   team usage     a Team's quota as bars: clusters, nodes, CPU, memory, storage, environments, members
+  ledger         a NetworkPool's ledger: its grants in address order, or the patch for a downgrade
+  plan           what admission and the controllers will do with a folder of manifests (offline)
 
 Run "{name} <command> --help" for a command's flags and examples.
 
@@ -106,6 +115,23 @@ Examples:
   {name} team usage payments -o json | jq '.measures[] | select(.state != "OK")'
 
 ${GLOBAL_HELP}`,
+  ledger:
+    `A NetworkPool's ledger: a table of its grants in address order (first and last address, count, when,
+the IPAllocation's UID), -o json for scripts, or --v1: the status patch that writes the ledger in the first format
+(version 0.1), for a downgrade. From the API, or from a file (-f; YAML or JSON, a List too; - for standard input).
+
+Usage:
+  {name} ledger POOL [-n NAMESPACE] [-o text|json] [--v1]
+  {name} ledger -f FILE [-o text|json] [--v1]
+
+Examples:
+  {name} ledger lab-pool
+  kubectl get np -A -o yaml | {name} ledger -f -
+
+${GLOBAL_HELP}`,
+  plan:
+    `What admission and the controllers will do with a folder of manifests, offline: see "{name} plan --help"
+(the flags are plan's own; README, Plan before you sync).`,
   "env migrate": `Move TenantClusters to another environment, as the seeds' contract asks: one update sets the
 environment label and the migration annotation together, a second removes the annotation. Each cluster is
 decided by admission on its own (quota, per-member cap, environment access, unknown environment): a refusal of
@@ -147,6 +173,8 @@ const OPTIONS = {
   unlabelled: { type: "boolean" },
   "dry-run": { type: "boolean" },
   svg: { type: "string" },
+  filename: { type: "string", short: "f" },
+  v1: { type: "boolean" },
 } as const;
 
 /**
@@ -159,6 +187,8 @@ const OPTIONS = {
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const help = (key: string) => HELP[key]!.replaceAll("{name}", io.name) + "\n";
+  // plan has flags of its own (plan.ts): it gets the command line as it is.
+  if (argv[0] === "plan") return await io.plan(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
@@ -178,6 +208,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (key === "env migrate") return await envMigrate(rest, values, io);
     if (key === "pool show") return await poolShow(rest, values, io);
     if (key === "team usage") return await teamUsage(rest, values, io);
+    if (command === "ledger") return await ledger([sub, ...rest].filter((w) => w !== undefined), values, io);
     if (command === undefined) {
       io.stdout(help(""));
       return 0;
@@ -185,7 +216,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     throw new UsageError(`unknown command "${key}"`);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr(`error: ${err.message}\nSee "${io.name} ${key in HELP ? `${key} ` : ""}--help".\n`);
+      const topic = key in HELP ? key : command !== undefined && command in HELP ? command : "";
+      io.stderr(`error: ${err.message}\nSee "${io.name} ${topic ? `${topic} ` : ""}--help".\n`);
       return 2;
     }
     io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);
@@ -333,6 +365,42 @@ async function teamUsage(names: readonly string[], values: Values, io: CliIo): P
   return 0;
 }
 
+async function ledger(names: readonly string[], values: Values, io: CliIo): Promise<number> {
+  const output = values.output ?? "text";
+  if (output !== "text" && output !== "json") {
+    throw new UsageError(`--output must be text or json, not "${output}"`);
+  }
+  if (values.v1 && output === "json") throw new UsageError("--v1 prints a patch: leave out -o json");
+  if (values.filename !== undefined && names.length) {
+    throw new UsageError("name a pool or give -f FILE, not both");
+  }
+  if (values.filename === undefined && names.length !== 1) {
+    throw new UsageError("name one NetworkPool, or give -f FILE");
+  }
+  let sources: LedgerSource[];
+  if (values.filename !== undefined) {
+    const text = values.filename === "-" ? await io.readStdin() : io.readFile(values.filename);
+    sources = parseAllDocuments(text).map((d) => d.toJS() as LedgerSource).filter((d) => d);
+  } else {
+    const namespace = values.namespace ?? "butler-system";
+    const { kube } = connect(values, io);
+    const pool = await kube.get(
+      `${GROUP_PATH}/namespaces/${encodeURIComponent(namespace)}/networkpools/${
+        encodeURIComponent(names[0]!)
+      }`,
+    ) as LedgerSource | undefined;
+    if (!pool) {
+      io.stderr(`error: NetworkPool ${namespace}/${names[0]} not found\n`);
+      return 1;
+    }
+    sources = [pool];
+  }
+  const { out, errors } = ledgerReport(sources, values.v1 ? "v1" : output === "json" ? "json" : "table");
+  io.stdout(out);
+  for (const e of errors) io.stderr(`error: ${e}\n`);
+  return errors.length ? 1 : 0;
+}
+
 /** The real I/O: the terminal and the kubeconfig. */
 export function terminalIo(name: string): CliIo {
   const encoder = new TextEncoder();
@@ -340,6 +408,13 @@ export function terminalIo(name: string): CliIo {
     name,
     stdout: (text) => Deno.stdout.writeSync(encoder.encode(text)),
     stderr: (text) => Deno.stderr.writeSync(encoder.encode(text)),
+    readFile: (path) => Deno.readTextFileSync(path),
+    readStdin: () => new Response(Deno.stdin.readable).text(),
+    async plan() {
+      // plan.ts reads Deno.args after its command word ("plan") and exits with its own code.
+      await import("../plan.ts");
+      return 0;
+    },
     writeFile(path, text) {
       try {
         Deno.writeTextFileSync(path, text);

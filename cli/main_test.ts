@@ -2,15 +2,25 @@ import assert from "node:assert/strict";
 import { KubeApiError, type KubeClient } from "../lib/kube/mod.ts";
 import { type CliIo, runCli } from "./main.ts";
 
-/** A run with its output captured, the API answering from `clusters` (or never reached). */
-async function run(argv: string[], kube?: Partial<KubeClient>) {
+/** A run with its output captured, the API answering as `kube` says (or never reached), files from `files`. */
+async function run(argv: string[], kube?: Partial<KubeClient>, given: Record<string, string> = {}) {
   const out: string[] = [];
   const files = new Map<string, string>();
   const err: string[] = [];
   let connected: unknown;
+  let planned: readonly string[] | undefined;
   const io: CliIo = {
     name: "kubectl butler",
     writeFile: (path, text) => files.set(path, text),
+    readFile: (path) => {
+      if (!(path in given)) throw new Error(`${path}: not found`);
+      return given[path]!;
+    },
+    readStdin: () => Promise.resolve(given["-"] ?? ""),
+    plan: (args) => {
+      planned = args;
+      return Promise.resolve(0);
+    },
     stdout: (t) => out.push(t),
     stderr: (t) => err.push(t),
     connect(flags) {
@@ -27,7 +37,7 @@ async function run(argv: string[], kube?: Partial<KubeClient>) {
     },
   };
   const code = await runCli(argv, io);
-  return { code, out: out.join(""), err: err.join(""), connected, files };
+  return { code, out: out.join(""), err: err.join(""), connected, files, planned };
 }
 
 Deno.test("kubectl butler: flags, help and exit codes", async (t) => {
@@ -51,13 +61,17 @@ Deno.test("kubectl butler: flags, help and exit codes", async (t) => {
       [["env", "migrate", "c1", "--to", "prod", "-o", "yaml"], /--output must be text or json/],
       [["env", "migrate", "--bogus"], /Unknown option '--bogus'/],
       [["nope"], /unknown command "nope"/],
+      [["ledger", "--bogus"], /Unknown option '--bogus'/],
+      [["ledger", "a", "b"], /name one NetworkPool, or give -f FILE/],
+      [["ledger", "a", "-f", "x.yaml"], /not both/],
+      [["ledger", "a", "--v1", "-o", "json"], /--v1 prints a patch/],
     ];
     for (const [argv, message] of cases) {
       const r = await run(argv);
       assert.equal(r.code, 2, argv.join(" "));
       assert.equal(r.out, "");
       assert.match(r.err, message);
-      assert.match(r.err, /See "kubectl butler (env migrate )?--help"/);
+      assert.match(r.err, /See "kubectl butler (env migrate |ledger )?--help"/);
     }
   });
   await t.step(
@@ -115,5 +129,43 @@ Deno.test("kubectl butler: flags, help and exit codes", async (t) => {
     });
     assert.equal(r.code, 1);
     assert.match(r.err, /^error: .*alice cannot list\n$/);
+  });
+  await t.step(
+    "ledger: from the API, or a file (a List too); an unreadable ledger is an error, exit 1",
+    async () => {
+      const pool = (name: string, grants: string[]) => ({
+        kind: "NetworkPool",
+        metadata: { name, namespace: "butler-system" },
+        status: { ledger: { version: 2, base: "10.40.0.0", grants } },
+      });
+      const good = pool("lab-pool", []);
+      const fromApi = await run(["ledger", "lab-pool"], {
+        get: (p) =>
+          Promise.resolve(p.endsWith("/namespaces/butler-system/networkpools/lab-pool") ? good : undefined),
+      });
+      assert.equal(fromApi.code, 0, fromApi.err);
+      assert.equal(
+        fromApi.out,
+        "NetworkPool butler-system/lab-pool: 0 grant(s)\nFIRST  LAST  COUNT  GRANTED AT  IPALLOCATION UID\n\n",
+      );
+      const list = JSON.stringify({ kind: "List", items: [good, pool("broken", ["zz"])] });
+      const fromFile = await run(["ledger", "-f", "pools.json", "-o", "json"], undefined, {
+        "pools.json": list,
+      });
+      assert.equal(fromFile.code, 1);
+      assert.deepEqual(JSON.parse(fromFile.out), { pool: "butler-system/lab-pool", grants: [] });
+      assert.match(fromFile.err, /^error: NetworkPool butler-system\/broken: status\.ledger/);
+      const stdin = await run(["ledger", "-f", "-", "--v1"], undefined, { "-": JSON.stringify(good) });
+      assert.equal(stdin.code, 0, stdin.err);
+      assert.match(stdin.out, /^\{"status":\{"grants":/);
+      const missing = await run(["ledger", "gone"]);
+      assert.equal(missing.code, 1);
+      assert.equal(missing.err, "error: NetworkPool butler-system/gone not found\n");
+    },
+  );
+  await t.step("plan gets its own command line, flags and all", async () => {
+    const r = await run(["plan", "examples/", "--live", "live.yaml", "--diff"]);
+    assert.equal(r.code, 0);
+    assert.deepEqual(r.planned, ["examples/", "--live", "live.yaml", "--diff"]);
   });
 });

@@ -75,6 +75,13 @@ Deno.test("the plugin's launcher and its install", async (t) => {
         }).output();
         assert.equal(usage.code, 2);
         assert.match(text(usage.stderr), /--to ENV is required/);
+        const plan = await new Deno.Command(`${dir}/kubectl-butler`, {
+          args: ["plan", "--help"],
+          stdout: "piped",
+        })
+          .output();
+        assert.equal(plan.code, 0);
+        assert.match(text(plan.stdout), /^usage: main\.ts plan \[options\]/);
         const removed = await installer("--uninstall");
         assert.ok(removed.success);
         for (const name of PLUGIN_NAMES) {
