@@ -1,16 +1,27 @@
 /**
  * `kubectl butler` (and `butleradm`, the name Butler's admission messages use): the kubectl plugin for what
- * Butler's API does not do in one `kubectl` call. Commands so far: `env migrate`, `pool show`, `team usage`, `ledger`, `plan`. It follows kubectl's
+ * Butler's API does not do in one `kubectl` call. Commands so far: `env list|add|remove|migrate`, `pool show`, `team usage`, `ledger`, `plan`. It follows kubectl's
  * conventions: its connection flags, `-o json`, errors on stderr, exit code 0 when everything asked was done, 1
  * when something was refused or failed, 2 for a usage error.
  *
  * @module
  */
 import { parseArgs } from "node:util";
-import { createKubeClient, type KubeClient } from "../lib/kube/mod.ts";
+import { parseAllDocuments } from "yaml";
+import { computeUsage, type TeamProvider } from "../hooks/team/usage.ts";
+import { ObservedCluster, teamNamespace, TeamSpec } from "../lib/api/mod.ts";
+import { createKubeClient, KubeApiError, type KubeClient } from "../lib/kube/mod.ts";
 import { type ConnectionFlags, openConnection } from "./connection.ts";
+import {
+  environmentRows,
+  renderEnvironments,
+  type TeamObject,
+  withEnvironment,
+  withoutEnvironment,
+} from "./env_edit.ts";
 import { allMoved, clusterPath, formatResults, migrateClusters, selectClusters } from "./env_migrate.ts";
 import type { ClusterObject } from "./env_migrate.ts";
+import { ledgerReport, type LedgerSource } from "./ledger.ts";
 import {
   type AllocationInfo,
   type PoolObject,
@@ -18,11 +29,7 @@ import {
   renderPoolSvg,
   renderPoolText,
 } from "./pool_show.ts";
-import { computeUsage, type TeamProvider } from "../hooks/team/usage.ts";
-import { ObservedCluster, teamNamespace, TeamSpec } from "../lib/api/mod.ts";
 import { renderUsageText, usageJson } from "./team_usage.ts";
-import { ledgerReport, type LedgerSource } from "./ledger.ts";
-import { parseAllDocuments } from "yaml";
 
 /** Where a run writes and how it reaches the API (tests pass their own). */
 export interface CliIo {
@@ -55,6 +62,9 @@ const HELP: Record<string, string> = {
 Usage: {name} <command> [flags]
 
 Commands:
+  env list       a Team's environments with their limits, clusters and usage
+  env add        add an environment to a Team
+  env remove     remove an environment from a Team (refused while clusters use it)
   env migrate    move TenantClusters to another environment (label and migration annotation together)
   pool show      a picture of a NetworkPool: its address space, figures and grants
   team usage     a Team's quota as bars: clusters, nodes, CPU, memory, storage, environments, members
@@ -66,10 +76,46 @@ Run "{name} <command> --help" for a command's flags and examples.
 ${GLOBAL_HELP}`,
   env: `Environments of a Team.
 
-Usage: {name} env migrate ...
+Usage: {name} env list|add|remove|migrate ...
 
 Commands:
+  list           a Team's environments with their limits, clusters and usage
+  add            add an environment to a Team
+  remove         remove an environment from a Team
   migrate        move TenantClusters to another environment`,
+  "env list":
+    `A Team's environments: their limits, clusters, use of the cluster limit, and the quota verdict the Team
+controller gives them (its own measures, from the clusters as they are now).
+
+Usage:
+  {name} env list --team TEAM [-o text|json]
+
+Examples:
+  {name} env list --team payments
+
+${GLOBAL_HELP}`,
+  "env add":
+    `Add an environment to a Team: one update of the Team, decided by the API server's policies (who may change
+environments and their limits).
+
+Usage:
+  {name} env add ENV --team TEAM [--description TEXT] [--max-clusters N] [--max-clusters-per-member N] [--dry-run]
+
+Examples:
+  {name} env add staging --team payments --description "Release candidates" --max-clusters 4
+
+${GLOBAL_HELP}`,
+  "env remove":
+    `Remove an environment from a Team. Refused, before anything is sent and in the Team webhook's words, while
+TenantClusters use it: migrate or delete them first (env migrate).
+
+Usage:
+  {name} env remove ENV --team TEAM [--dry-run]
+
+Examples:
+  {name} env remove staging --team payments
+
+${GLOBAL_HELP}`,
   pool: `NetworkPools.
 
 Usage: {name} pool show POOL ...
@@ -175,6 +221,9 @@ const OPTIONS = {
   svg: { type: "string" },
   filename: { type: "string", short: "f" },
   v1: { type: "boolean" },
+  description: { type: "string" },
+  "max-clusters": { type: "string" },
+  "max-clusters-per-member": { type: "string" },
 } as const;
 
 /**
@@ -207,6 +256,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     if (key === "env migrate") return await envMigrate(rest, values, io);
     if (key === "pool show") return await poolShow(rest, values, io);
+    if (key === "env list" || key === "env add" || key === "env remove") {
+      return await envEdit(sub as "list" | "add" | "remove", rest, values, io);
+    }
     if (key === "team usage") return await teamUsage(rest, values, io);
     if (command === "ledger") return await ledger([sub, ...rest].filter((w) => w !== undefined), values, io);
     if (command === undefined) {
@@ -362,6 +414,84 @@ async function teamUsage(names: readonly string[], values: Values, io: CliIo): P
   io.stdout(
     output === "json" ? JSON.stringify(usageJson(name, usage), null, 2) + "\n" : renderUsageText(name, usage),
   );
+  return 0;
+}
+
+/** A count flag: a whole number >= 0, or a usage error naming the flag. */
+function count(values: Values, flag: "max-clusters" | "max-clusters-per-member"): number | undefined {
+  const text = values[flag];
+  if (text === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(text)) throw new UsageError(`--${flag} must be a whole number >= 0, not "${text}"`);
+  return Number(text);
+}
+
+async function envEdit(
+  verb: "list" | "add" | "remove",
+  names: readonly string[],
+  values: Values,
+  io: CliIo,
+): Promise<number> {
+  const output = values.output ?? "text";
+  if (output !== "text" && output !== "json") {
+    throw new UsageError(`--output must be text or json, not "${output}"`);
+  }
+  if (!values.team) throw new UsageError("--team TEAM is required");
+  if (verb === "list" ? names.length !== 0 : names.length !== 1) {
+    throw new UsageError(verb === "list" ? "env list takes no arguments" : `name one environment to ${verb}`);
+  }
+  const maxClusters = count(values, "max-clusters");
+  const perMember = count(values, "max-clusters-per-member");
+  const { kube } = connect(values, io);
+  const path = `${GROUP_PATH}/teams/${encodeURIComponent(values.team)}`;
+  const team = await kube.get(path) as TeamObject | undefined;
+  if (!team) {
+    io.stderr(`error: Team ${values.team} not found\n`);
+    return 1;
+  }
+  const spec = TeamSpec.safeParse(team.spec ?? {});
+  if (!spec.success) {
+    io.stderr(`error: Team ${values.team}: its spec does not read: ${spec.error.issues[0]?.message}\n`);
+    return 1;
+  }
+  const clusters = await kube.list(`${GROUP_PATH}/namespaces/${teamNamespace(values.team)}/tenantclusters`);
+  if (verb === "list") {
+    const observed = clusters.flatMap((c) => {
+      const parsed = ObservedCluster.safeParse(c);
+      return parsed.success ? [parsed.data] : [];
+    });
+    const rows = environmentRows(spec.data, computeUsage(spec.data, observed));
+    io.stdout(
+      output === "json"
+        ? JSON.stringify({ team: values.team, environments: rows }, null, 2) + "\n"
+        : renderEnvironments(values.team, rows),
+    );
+    return 0;
+  }
+  const env = names[0]!;
+  const next = verb === "add"
+    ? withEnvironment(team, {
+      name: env,
+      ...(values.description !== undefined ? { description: values.description } : {}),
+      ...(maxClusters !== undefined ? { maxClusters } : {}),
+      ...(perMember !== undefined ? { maxClustersPerMember: perMember } : {}),
+    })
+    : withoutEnvironment(team, env, clusters);
+  if (!next.ok) {
+    io.stderr(`error: ${next.message}\n`);
+    return 1;
+  }
+  const dryRun = values["dry-run"] ?? false;
+  try {
+    await kube.write("PUT", dryRun ? `${path}?dryRun=All` : path, next.team);
+  } catch (err) {
+    if (err instanceof KubeApiError && err.status >= 400 && err.status < 500) {
+      io.stderr(`error: refused: ${err.detail || `${err.status} ${err.reason}`}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  const done = verb === "add" ? "added to" : "removed from";
+  io.stdout(`environment "${env}" ${dryRun ? `would be ${done}` : done} team "${values.team}"\n`);
   return 0;
 }
 

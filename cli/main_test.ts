@@ -62,6 +62,17 @@ Deno.test("kubectl butler: flags, help and exit codes", async (t) => {
       [["env", "migrate", "--bogus"], /Unknown option '--bogus'/],
       [["nope"], /unknown command "nope"/],
       [["ledger", "--bogus"], /Unknown option '--bogus'/],
+      [["env", "add", "staging"], /--team TEAM is required/],
+      [["env", "add", "--team", "a"], /name one environment to add/],
+      [["env", "list", "x", "--team", "a"], /env list takes no arguments/],
+      [
+        ["env", "add", "s", "--team", "a", "--max-clusters=-1"],
+        /--max-clusters must be a whole number >= 0, not "-1"/,
+      ],
+      [
+        ["env", "add", "s", "--team", "a", "--max-clusters", "two"],
+        /--max-clusters must be a whole number >= 0, not "two"/,
+      ],
       [["ledger", "a", "b"], /name one NetworkPool, or give -f FILE/],
       [["ledger", "a", "-f", "x.yaml"], /not both/],
       [["ledger", "a", "--v1", "-o", "json"], /--v1 prints a patch/],
@@ -71,7 +82,7 @@ Deno.test("kubectl butler: flags, help and exit codes", async (t) => {
       assert.equal(r.code, 2, argv.join(" "));
       assert.equal(r.out, "");
       assert.match(r.err, message);
-      assert.match(r.err, /See "kubectl butler (env migrate |ledger )?--help"/);
+      assert.match(r.err, /See "kubectl butler (env migrate |env add |env list |ledger )?--help"/);
     }
   });
   await t.step(

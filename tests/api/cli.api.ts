@@ -210,6 +210,63 @@ Deno.test("kubectl butler env migrate, as the seed's team members", async (t) =>
       },
     );
 
+    await t.step(
+      "env list, add and remove, as the team admin; an operator may not edit the Team",
+      async () => {
+        const list = await butler("env", "list", "--team", TEAM, "--as", "alice@example.com");
+        assert.equal(list.code, 0, list.stderr);
+        assert.match(list.stdout, /^NAME +CLUSTERS +MAX +PER MEMBER +USE +QUOTA +DESCRIPTION\n/);
+        assert.match(list.stdout, /\nprod +2 +6 +1 +33% +Warning +Customer-facing payments processing\n/);
+        const add = await butler(
+          "env",
+          "add",
+          "staging",
+          "--team",
+          TEAM,
+          "--max-clusters",
+          "2",
+          "--as",
+          "alice@example.com",
+        );
+        assert.equal(add.code, 0, add.stderr);
+        assert.equal(add.stdout, `environment "staging" added to team "${TEAM}"\n`);
+        const stored = JSON.parse(await kubectlOk(["get", "team", TEAM, "-o", "json"])) as Obj;
+        assert.deepEqual(stored.spec.environments.at(-1), { name: "staging", limits: { maxClusters: 2 } });
+        const carol = await butler("env", "add", "qa", "--team", TEAM, "--as", "carol@example.com");
+        assert.equal(carol.code, 1);
+        assert.match(carol.stderr, /^error: refused: .*carol@example\.com.* cannot update resource "teams"/);
+        const inUse = await butler("env", "remove", "prod", "--team", TEAM, "--as", "alice@example.com");
+        assert.equal(inUse.code, 1);
+        assert.equal(
+          inUse.stderr,
+          `error: cannot remove environment "prod" from team "${TEAM}": TenantClusters ${NS}/d1, ${NS}/u2 still use it\n`,
+        );
+        const dry = await butler(
+          "env",
+          "remove",
+          "staging",
+          "--team",
+          TEAM,
+          "--dry-run",
+          "--as",
+          "alice@example.com",
+        );
+        assert.equal(dry.stdout, `environment "staging" would be removed from team "${TEAM}"\n`, dry.stderr);
+        assert.ok(
+          JSON.parse(await kubectlOk(["get", "team", TEAM, "-o", "json"])).spec.environments.some(
+            (e: Obj) => e.name === "staging",
+          ),
+        );
+        const removed = await butler("env", "remove", "staging", "--team", TEAM, "--as", "alice@example.com");
+        assert.equal(removed.code, 0, removed.stderr);
+        assert.ok(
+          !JSON.parse(await kubectlOk(["get", "team", TEAM, "-o", "json"])).spec.environments.some(
+            (e: Obj) => e.name === "staging",
+          ),
+        );
+      },
+    );
+
     await t.step("team usage: the team's bars, from the clusters as they are now", async () => {
       const r = await butler("team", "usage", TEAM);
       assert.equal(r.code, 0, r.stderr);
