@@ -1,8 +1,9 @@
 /**
  * `kubectl butler` (and `butleradm`, the name Butler's admission messages use): the kubectl plugin for what
- * Butler's API does not do in one `kubectl` call. Commands so far: `env list|add|remove|migrate`, `pool show`, `team usage`, `ledger`, `plan`. It follows kubectl's
- * conventions: its connection flags, `-o json`, errors on stderr, exit code 0 when everything asked was done, 1
- * when something was refused or failed, 2 for a usage error.
+ * Butler's API does not do in one `kubectl` call. Commands: `env list|add|remove|migrate`, `cluster create`,
+ * `pool show`, `team usage`, `ledger`, `plan`. It follows kubectl's conventions: its connection flags, `-o json`,
+ * errors on stderr, exit code 0 when everything asked was done, 1 when something was refused or failed, 2 for a
+ * usage error.
  *
  * @module
  */
@@ -11,6 +12,13 @@ import { parseAllDocuments } from "yaml";
 import { computeUsage, type TeamProvider } from "../hooks/team/usage.ts";
 import { ObservedCluster, teamNamespace, TeamSpec } from "../lib/api/mod.ts";
 import { createKubeClient, KubeApiError, type KubeClient } from "../lib/kube/mod.ts";
+import {
+  clusterObject,
+  type ClusterRequest,
+  preview,
+  quantityProblems,
+  renderPreview,
+} from "./cluster_create.ts";
 import { type ConnectionFlags, openConnection } from "./connection.ts";
 import {
   environmentRows,
@@ -66,6 +74,7 @@ Commands:
   env add        add an environment to a Team
   env remove     remove an environment from a Team (refused while clusters use it)
   env migrate    move TenantClusters to another environment (label and migration annotation together)
+  cluster create create a TenantCluster in a Team's environment, showing the shape it will get first
   pool show      a picture of a NetworkPool: its address space, figures and grants
   team usage     a Team's quota as bars: clusters, nodes, CPU, memory, storage, environments, members
   ledger         a NetworkPool's ledger: its grants in address order, or the patch for a downgrade
@@ -114,6 +123,27 @@ Usage:
 
 Examples:
   {name} env remove staging --team payments
+
+${GLOBAL_HELP}`,
+  cluster: `TenantClusters.
+
+Usage: {name} cluster create NAME ...
+
+Commands:
+  create         create a TenantCluster in a Team's environment`,
+  "cluster create":
+    `Create a TenantCluster in a Team (and environment), as the seeds' "butlerctl cluster --environment": you
+are its creator-email (from a SelfSubjectReview: who the API server says you are), and the shape it will get is
+shown first, each value with its source (given, environment, team, platform, default), as the controller will
+resolve it. Only the fields you give are set; admission decides (quota, environment access, per-member cap).
+
+Usage:
+  {name} cluster create NAME --team TEAM [--environment ENV] [--version V] [--workers N] [--cpu Q]
+      [--memory Q] [--disk Q] [--provider PROVIDERCONFIG] [--dry-run] [-o text|json]
+
+Examples:
+  {name} cluster create web-2 --team payments --environment dev
+  {name} cluster create api --team payments --environment prod --workers 5 --cpu 8 --memory 32Gi --dry-run
 
 ${GLOBAL_HELP}`,
   pool: `NetworkPools.
@@ -224,6 +254,13 @@ const OPTIONS = {
   description: { type: "string" },
   "max-clusters": { type: "string" },
   "max-clusters-per-member": { type: "string" },
+  environment: { type: "string" },
+  version: { type: "string" },
+  workers: { type: "string" },
+  cpu: { type: "string" },
+  memory: { type: "string" },
+  disk: { type: "string" },
+  provider: { type: "string" },
 } as const;
 
 /**
@@ -260,6 +297,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return await envEdit(sub as "list" | "add" | "remove", rest, values, io);
     }
     if (key === "team usage") return await teamUsage(rest, values, io);
+    if (key === "cluster create") return await clusterCreate(rest, values, io);
     if (command === "ledger") return await ledger([sub, ...rest].filter((w) => w !== undefined), values, io);
     if (command === undefined) {
       io.stdout(help(""));
@@ -492,6 +530,96 @@ async function envEdit(
   }
   const done = verb === "add" ? "added to" : "removed from";
   io.stdout(`environment "${env}" ${dryRun ? `would be ${done}` : done} team "${values.team}"\n`);
+  return 0;
+}
+
+async function clusterCreate(names: readonly string[], values: Values, io: CliIo): Promise<number> {
+  const output = values.output ?? "text";
+  if (output !== "text" && output !== "json") {
+    throw new UsageError(`--output must be text or json, not "${output}"`);
+  }
+  if (names.length !== 1) throw new UsageError("name one cluster to create");
+  if (!values.team) throw new UsageError("--team TEAM is required");
+  if (values.workers !== undefined && !/^[1-9]\d{0,4}$/.test(values.workers)) {
+    throw new UsageError(`--workers must be a whole number >= 1, not "${values.workers}"`);
+  }
+  const problems = quantityProblems(values);
+  if (problems.length) throw new UsageError(problems.join("; "));
+  const { kube } = connect(values, io);
+  const team = await kube.get(`${GROUP_PATH}/teams/${encodeURIComponent(values.team)}`) as
+    | { spec?: unknown }
+    | undefined;
+  if (!team) {
+    io.stderr(`error: Team ${values.team} not found\n`);
+    return 1;
+  }
+  const spec = TeamSpec.safeParse(team.spec ?? {});
+  if (!spec.success) {
+    io.stderr(`error: Team ${values.team}: its spec does not read: ${spec.error.issues[0]?.message}\n`);
+    return 1;
+  }
+  const review = await kube.write("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
+    apiVersion: "authentication.k8s.io/v1",
+    kind: "SelfSubjectReview",
+  }) as { status?: { userInfo?: { username?: string } } };
+  const creator = review.status?.userInfo?.username;
+  if (!creator) {
+    io.stderr(
+      "error: the API server did not say who you are (SelfSubjectReview): cannot set creator-email\n",
+    );
+    return 1;
+  }
+  const request: ClusterRequest = {
+    name: names[0]!,
+    team: values.team,
+    creator,
+    ...(values.environment !== undefined ? { environment: values.environment } : {}),
+    ...(values.version !== undefined ? { version: values.version } : {}),
+    ...(values.workers !== undefined ? { workers: Number(values.workers) } : {}),
+    ...(values.cpu !== undefined ? { cpu: values.cpu } : {}),
+    ...(values.memory !== undefined ? { memory: values.memory } : {}),
+    ...(values.disk !== undefined ? { disk: values.disk } : {}),
+    ...(values.provider !== undefined ? { provider: values.provider } : {}),
+  };
+  // Where the Team's default ProviderConfig is (team namespace first), as the controller looks for it.
+  const found = new Set<string>();
+  const defaultName = spec.data.providerConfigRef?.name;
+  for (
+    const ns of defaultName && values.provider === undefined
+      ? [teamNamespace(values.team), "butler-system"]
+      : []
+  ) {
+    try {
+      const pc = await kube.get(
+        `${GROUP_PATH}/namespaces/${ns}/providerconfigs/${encodeURIComponent(defaultName!)}`,
+      );
+      if (pc) found.add(`${ns}/${defaultName}`);
+    } catch { /* not readable here: looked for where the controller would find it last */ }
+  }
+  const rows = preview(request, spec.data, (ref) => found.has(`${ref.namespace}/${ref.name}`));
+  const object = clusterObject(request);
+  const dryRun = values["dry-run"] ?? false;
+  if (output === "text") io.stdout(renderPreview(request, rows));
+  const path = `${GROUP_PATH}/namespaces/${teamNamespace(values.team)}/tenantclusters`;
+  try {
+    await kube.write("POST", dryRun ? `${path}?dryRun=All` : path, object);
+  } catch (err) {
+    if (err instanceof KubeApiError && err.status >= 400 && err.status < 500) {
+      if (output === "json") {
+        io.stdout(JSON.stringify({ dryRun, cluster: object, preview: rows, created: false }, null, 2) + "\n");
+      }
+      io.stderr(`error: refused: ${err.detail || `${err.status} ${err.reason}`}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  io.stdout(
+    output === "json"
+      ? JSON.stringify({ dryRun, cluster: object, preview: rows, created: !dryRun }, null, 2) + "\n"
+      : `tenantcluster ${teamNamespace(values.team)}/${request.name} ${
+        dryRun ? "would be created" : "created"
+      }\n`,
+  );
   return 0;
 }
 

@@ -62,6 +62,12 @@ Deno.test("kubectl butler: flags, help and exit codes", async (t) => {
       [["env", "migrate", "--bogus"], /Unknown option '--bogus'/],
       [["nope"], /unknown command "nope"/],
       [["ledger", "--bogus"], /Unknown option '--bogus'/],
+      [["cluster", "create", "c"], /--team TEAM is required/],
+      [
+        ["cluster", "create", "c", "--team", "a", "--workers", "0"],
+        /--workers must be a whole number >= 1, not "0"/,
+      ],
+      [["cluster", "create", "c", "--team", "a", "--memory", "16GB"], /--memory must be a positive quantity/],
       [["env", "add", "staging"], /--team TEAM is required/],
       [["env", "add", "--team", "a"], /name one environment to add/],
       [["env", "list", "x", "--team", "a"], /env list takes no arguments/],
@@ -82,7 +88,10 @@ Deno.test("kubectl butler: flags, help and exit codes", async (t) => {
       assert.equal(r.code, 2, argv.join(" "));
       assert.equal(r.out, "");
       assert.match(r.err, message);
-      assert.match(r.err, /See "kubectl butler (env migrate |env add |env list |ledger )?--help"/);
+      assert.match(
+        r.err,
+        /See "kubectl butler (env migrate |env add |env list |cluster create |ledger )?--help"/,
+      );
     }
   });
   await t.step(

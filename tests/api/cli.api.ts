@@ -267,6 +267,86 @@ Deno.test("kubectl butler env migrate, as the seed's team members", async (t) =>
       },
     );
 
+    await t.step(
+      "cluster create: the caller is its creator, the shape shown first, admission decides",
+      async () => {
+        const dry = await butler(
+          "cluster",
+          "create",
+          "carol-dev",
+          "--team",
+          TEAM,
+          "--environment",
+          "dev",
+          "--provider",
+          "cli-harvester",
+          "--dry-run",
+          "--as",
+          "carol@example.com",
+        );
+        assert.equal(dry.code, 0, dry.stderr);
+        assert.equal(
+          dry.stdout,
+          `TenantCluster ${NS}/carol-dev in environment dev, created by carol@example.com:\n` +
+            "  kubernetesVersion  v1.31.0                      (team)\n" +
+            "  workers            2                            (team)\n" +
+            "  cpu per worker     2                            (team)\n" +
+            "  memory per worker  2Gi                          (environment)\n" +
+            "  disk per worker    100Gi                        (default)\n" +
+            "  providerConfig     butler-system/cli-harvester  (explicit)\n" +
+            `tenantcluster ${NS}/carol-dev would be created\n`,
+        );
+        assert.equal(
+          (await kubectl(["get", "tenantcluster", "carol-dev", "-n", NS])).code,
+          1,
+          "a dry run creates nothing",
+        );
+        const real = await butler(
+          "cluster",
+          "create",
+          "carol-dev",
+          "--team",
+          TEAM,
+          "--environment",
+          "dev",
+          "--provider",
+          "cli-harvester",
+          "--as",
+          "carol@example.com",
+        );
+        assert.equal(real.code, 0, real.stderr);
+        const created = await stored("carol-dev");
+        assert.equal(
+          created.metadata.annotations?.["butler.butlerlabs.dev/creator-email"],
+          "carol@example.com",
+        );
+        assert.equal(created.metadata.labels?.[ENV], "dev");
+        // carol has d1 in prod already, where each member may have one.
+        const capped = await butler(
+          "cluster",
+          "create",
+          "carol-prod",
+          "--team",
+          TEAM,
+          "--environment",
+          "prod",
+          "--provider",
+          "cli-harvester",
+          "--as",
+          "carol@example.com",
+        );
+        assert.equal(capped.code, 1);
+        assert.match(
+          capped.stdout,
+          /^TenantCluster .*carol-prod in environment prod, created by carol@example\.com:\n/,
+        );
+        assert.match(
+          capped.stderr,
+          /^error: refused: .*user "carol@example\.com" already owns 1 cluster\(s\) in environment "prod"; env limits to 1 per member\n$/,
+        );
+      },
+    );
+
     await t.step("team usage: the team's bars, from the clusters as they are now", async () => {
       const r = await butler("team", "usage", TEAM);
       assert.equal(r.code, 0, r.stderr);
