@@ -16,5 +16,9 @@ export function networkPoolSignals(request: DecoratorRequest, response: Decorato
   const events = readAnnouncements(status)
     .filter((a) => !before.some((b) => b.type === a.type && b.time === a.time && b.status === a.status))
     .map((a) => capacityEvent(a, { ...pool, uid: metadata.uid ?? "" }, status));
-  return [{ signal: "pool", ...pool, ...statusFigures(status) }, ...events];
+  const failures = status.failures;
+  const pendingAllocations = typeof failures === "object" && failures !== null
+    ? Object.keys(failures).length
+    : 0;
+  return [{ signal: "pool", ...pool, ...statusFigures(status), pendingAllocations }, ...events];
 }

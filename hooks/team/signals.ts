@@ -26,6 +26,7 @@ export function teamSignals(request: CompositeRequest, response: CompositeRespon
   const status = (response.status ?? {}) as {
     resourceUsage?: Record<string, unknown>;
     quotaStatus?: unknown;
+    environments?: unknown;
   };
   const usage = status.resourceUsage ?? {};
   const utilization = Object.fromEntries(
@@ -33,10 +34,18 @@ export function teamSignals(request: CompositeRequest, response: CompositeRespon
       typeof usage[key] === "number" ? [[resource, usage[key] as number]] : []
     ),
   );
+  const environments = Object.fromEntries(
+    (Array.isArray(status.environments) ? status.environments : []).flatMap((e) =>
+      typeof e?.name === "string" && typeof e.clusterUtilization === "number"
+        ? [[e.name, e.clusterUtilization]]
+        : []
+    ),
+  );
   return [{
     signal: "team",
     name,
     utilization,
+    ...(Object.keys(environments).length ? { environments } : {}),
     ...(typeof status.quotaStatus === "string" ? { quotaStatus: status.quotaStatus } : {}),
   }];
 }

@@ -95,6 +95,22 @@ function registerPoolMetrics(registry: client.Registry, offload: Offload): void 
     },
   });
   new client.Gauge({
+    name: "butler_hook_workers_busy",
+    help: "Hook workers running a request now.",
+    registers: [registry],
+    collect() {
+      this.set(offload.stats().busy);
+    },
+  });
+  new client.Gauge({
+    name: "butler_hook_queue_length",
+    help: "Hook requests waiting for a worker now (beyond HOOK_QUEUE_LIMIT they are answered 429).",
+    registers: [registry],
+    collect() {
+      this.set(offload.stats().queued);
+    },
+  });
+  new client.Gauge({
     name: "butler_hook_workers_unavailable",
     help: "Hook workers that could not be replaced (the service reports itself unhealthy).",
     registers: [registry],

@@ -79,6 +79,10 @@ const POOL_FIGURES = {
     "The largest contiguous run of free addresses.",
   ],
   butler_networkpool_grants: ["allocationCount", "Grants the pool's ledger holds."],
+  butler_networkpool_pending_allocations: [
+    "pendingAllocations",
+    "IPAllocations of the pool not granted at its last sync (their reasons are in its status.failures).",
+  ],
 } as const;
 
 /**
@@ -98,6 +102,15 @@ export function createDomainMetrics(registry: client.Registry, now: () => number
     butler_networkpool_utilization_ratio: {
       help: "Allocated addresses over allocatable addresses (0 to 1), as the capacity conditions compute it.",
       labels: POOL,
+    },
+    butler_networkpool_fragmentation_ratio: {
+      help: "1 - largest free block / free addresses (0 to 1): how scattered the free addresses are.",
+      labels: POOL,
+    },
+    butler_team_environment_utilization_ratio: {
+      help:
+        "A team environment's clusters over its cluster limit (1 is at the limit), for limited environments.",
+      labels: ["team", "environment"],
     },
     butler_team_quota_utilization_ratio: {
       help: "A team's usage over its limit (1 is at the limit), per limited resource.",
@@ -133,6 +146,9 @@ export function createDomainMetrics(registry: client.Registry, now: () => number
         const v = s[key];
         if (v !== undefined) gauges.set(name, labels, v);
       }
+      if (s.fragmentationPercent !== undefined) {
+        gauges.set("butler_networkpool_fragmentation_ratio", labels, s.fragmentationPercent / 100);
+      }
       if (s.totalIPs !== undefined && s.allocatedIPs !== undefined) {
         gauges.set(
           "butler_networkpool_utilization_ratio",
@@ -145,6 +161,9 @@ export function createDomainMetrics(registry: client.Registry, now: () => number
       if (s.gone) return gauges.drop({ team: s.name });
       for (const [resource, percent] of Object.entries(s.utilization ?? {})) {
         gauges.set("butler_team_quota_utilization_ratio", { team: s.name, resource }, percent / 100);
+      }
+      for (const [environment, percent] of Object.entries(s.environments ?? {})) {
+        gauges.set("butler_team_environment_utilization_ratio", { team: s.name, environment }, percent / 100);
       }
       if (s.quotaStatus !== undefined) {
         gauges.set("butler_team_quota_exceeded", { team: s.name }, s.quotaStatus === "Exceeded" ? 1 : 0);

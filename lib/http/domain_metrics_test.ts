@@ -21,9 +21,13 @@ Deno.test("domain metrics from signals", async (t) => {
       availableIPs: 4,
       largestFreeBlock: 4,
       allocationCount: 3,
+      fragmentationPercent: 25,
+      pendingAllocations: 2,
     }]);
     const text = await registry.metrics();
     assert.match(text, /butler_networkpool_utilization_ratio\{namespace="butler-system",pool="a"\} 0\.75/);
+    assert.match(text, /butler_networkpool_fragmentation_ratio\{namespace="butler-system",pool="a"\} 0\.25/);
+    assert.match(text, /butler_networkpool_pending_allocations\{namespace="butler-system",pool="a"\} 2/);
     assert.match(text, /butler_networkpool_largest_free_block\{namespace="butler-system",pool="a"\} 4/);
     assert.match(text, /butler_networkpool_grants\{namespace="butler-system",pool="a"\} 3/);
     metrics.record([{ signal: "pool", namespace: "butler-system", name: "a", gone: true }]);
@@ -36,9 +40,11 @@ Deno.test("domain metrics from signals", async (t) => {
       signal: "team",
       name: "dev",
       utilization: { clusters: 60, cpu: 120 },
+      environments: { prod: 50 },
       quotaStatus: "Exceeded",
     }]);
     const text = await registry.metrics();
+    assert.match(text, /butler_team_environment_utilization_ratio\{team="dev",environment="prod"\} 0\.5/);
     assert.match(text, /butler_team_quota_utilization_ratio\{team="dev",resource="clusters"\} 0\.6/);
     assert.match(text, /butler_team_quota_utilization_ratio\{team="dev",resource="cpu"\} 1\.2/);
     assert.match(text, /butler_team_quota_exceeded\{team="dev"\} 1/);

@@ -36,6 +36,8 @@ export interface PoolSignal {
   readonly largestFreeBlock?: number;
   readonly allocationCount?: number;
   readonly fragmentationPercent?: number;
+  /** IPAllocations of the pool not granted at this sync (those `status.failures` records). */
+  readonly pendingAllocations?: number;
 }
 
 /** A Team's quota utilisation in percent, by dimension (only dimensions with a limit); `gone` when finalized. */
@@ -44,6 +46,8 @@ export interface TeamSignal {
   readonly name: string;
   readonly gone?: boolean;
   readonly utilization?: Readonly<Record<string, number>>;
+  /** Per environment with a cluster limit: its clusters over that limit, in percent. */
+  readonly environments?: Readonly<Record<string, number>>;
   readonly quotaStatus?: string;
 }
 

@@ -317,6 +317,8 @@ export async function installOperatorCrds(): Promise<void> {
     "-f",
     `${monitoring}/monitoring.coreos.com_servicemonitors.yaml`,
     "-f",
+    `${monitoring}/monitoring.coreos.com_podmonitors.yaml`,
+    "-f",
     `${monitoring}/monitoring.coreos.com_prometheusrules.yaml`,
   ]);
   await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);

@@ -93,6 +93,20 @@ export async function promqlBinary(): Promise<string> {
 }
 
 /**
+ * Builds (or finds in the cache) `tests/grafana`, a strict check of a dashboard against Grafana's dashboard model
+ * (the Grafana Foundation SDK's types), and returns its path.
+ */
+export async function grafanaBinary(): Promise<string> {
+  const key = await sha256(["tests/grafana/go.mod", "tests/grafana/go.sum", "tests/grafana/main.go"]);
+  const bin = `${cacheDir()}/butler-grafana-${key}`;
+  if (!exists(bin)) {
+    console.log(`building the Grafana dashboard check into ${bin}`);
+    await go(["build", "-trimpath", "-o", bin, "."], `${root}/tests/grafana`);
+  }
+  return bin;
+}
+
+/**
  * The CRDs of the operators our optional objects belong to, at the versions the README pins, from their Go
  * modules (the module proxy is the one registry the suite may use): cert-manager's Certificate and Issuer,
  * prometheus-operator's ServiceMonitor and PrometheusRule, and MetalLB's IPAddressPool and L2Advertisement (in the

@@ -173,6 +173,7 @@ Deno.test("NetworkPool sync announces tier changes, and its signals carry one Ev
         largestFreeBlock: 4,
         allocationCount: 12,
         fragmentationPercent: 0,
+        pendingAllocations: 0,
       },
       {
         signal: "event",
