@@ -10,6 +10,7 @@
 import { admitTeam } from "../hooks/team/admission.ts";
 import type { Usage } from "../hooks/team/usage.ts";
 import type { EnvironmentSpec, TeamSpec } from "../lib/api/mod.ts";
+import { type Colour, type Paint, plain } from "./colour.ts";
 
 /** A Team as read from the API (what this command edits: its spec, under its resourceVersion). */
 export interface TeamObject {
@@ -129,7 +130,11 @@ export function environmentRows(spec: TeamSpec, usage: Usage): EnvironmentRow[] 
 }
 
 /** `env list` as text: a table, one environment per line. */
-export function renderEnvironments(team: string, rows: readonly EnvironmentRow[]): string {
+export function renderEnvironments(
+  team: string,
+  rows: readonly EnvironmentRow[],
+  paint: Paint = plain,
+): string {
   if (!rows.length) return `team "${team}" defines no environments\n`;
   const table = [
     ["NAME", "CLUSTERS", "MAX", "PER MEMBER", "USE", "QUOTA", "DESCRIPTION"],
@@ -144,8 +149,15 @@ export function renderEnvironments(team: string, rows: readonly EnvironmentRow[]
     ]),
   ];
   const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
-  return table.map((r) =>
-    r.map((v, c) => (c === r.length - 1 ? v : v.padEnd(widths[c]!))).join("  ").trimEnd()
-  )
-    .join("\n") + "\n";
+  const colours: Record<string, Colour> = { OK: "green", Warning: "yellow", Exceeded: "red" };
+  const QUOTA = 5;
+  // The verdict is painted after padding, so colour codes take no column; a row without a description would
+  // otherwise end in padded spaces, which trimEnd takes off the plain text the same way.
+  return table.map((r, i) =>
+    r.map((v, c) => {
+      const cell = c === r.length - 1 ? v : v.padEnd(widths[c]!);
+      if (i === 0 || c !== QUOTA) return cell;
+      return `${paint(v, colours[v] ?? "green")}${cell.slice(v.length)}`;
+    }).join("  ").trimEnd()
+  ).join("\n") + "\n";
 }

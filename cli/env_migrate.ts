@@ -10,6 +10,7 @@
 import { LABELS, MIGRATION_ANNOTATION } from "../lib/butler/mod.ts";
 import { teamNameOf } from "../lib/api/mod.ts";
 import { KubeApiError, type KubeClient } from "../lib/kube/mod.ts";
+import { type Colour, type Paint, plain } from "./colour.ts";
 
 /** The fields of a TenantCluster this command reads and writes. */
 export interface ClusterObject {
@@ -200,6 +201,15 @@ const VERB: Record<MigrationResult["outcome"], [string, string]> = {
   failed: ["failed", "failed"],
 };
 
+const OUTCOME_COLOURS: Record<MigrationResult["outcome"], Colour> = {
+  moved: "green",
+  unchanged: "green",
+  refused: "red",
+  notFound: "red",
+  incomplete: "yellow",
+  failed: "red",
+};
+
 /**
  * The results as text: a line per cluster and a summary line.
  *
@@ -209,10 +219,14 @@ const VERB: Record<MigrationResult["outcome"], [string, string]> = {
  * // "team-a/c1: dev -> prod: moved\nmoved 1 of 1 cluster(s) to prod\n"
  * ```
  */
-export function formatResults(results: readonly MigrationResult[], dryRun: boolean): string {
+export function formatResults(
+  results: readonly MigrationResult[],
+  dryRun: boolean,
+  paint: Paint = plain,
+): string {
   const lines = results.map((r) =>
     `${r.namespace}/${r.name}: ${r.from ?? "(no environment)"} -> ${r.to}: ${
-      VERB[r.outcome][dryRun ? 1 : 0]
+      paint(VERB[r.outcome][dryRun ? 1 : 0], OUTCOME_COLOURS[r.outcome])
     }${r.message && r.outcome !== "notFound" ? `: ${r.message}` : ""}`
   );
   const count = (o: MigrationResult["outcome"]) => results.filter((r) => r.outcome === o).length;

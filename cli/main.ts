@@ -8,7 +8,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { parseAllDocuments } from "yaml";
+import { parseAllDocuments, stringify } from "yaml";
 import { computeUsage, type TeamProvider } from "../hooks/team/usage.ts";
 import { ObservedCluster, teamNamespace, TeamSpec } from "../lib/api/mod.ts";
 import { createKubeClient, KubeApiError, type KubeClient } from "../lib/kube/mod.ts";
@@ -19,6 +19,7 @@ import {
   quantityProblems,
   renderPreview,
 } from "./cluster_create.ts";
+import { type Paint, paintFor } from "./colour.ts";
 import { type ConnectionFlags, openConnection } from "./connection.ts";
 import {
   environmentRows,
@@ -47,6 +48,8 @@ export interface CliIo {
   readonly connect: (flags: ConnectionFlags) => { kube: KubeClient; namespace: string };
   /** The program's name as invoked (`kubectl butler` or `butleradm`). */
   readonly name: string;
+  /** Colour for standard output (plain unless it is a terminal and NO_COLOR is unset). */
+  readonly paint?: Paint;
   /** Writes a file a command was asked to write (`--svg FILE`). */
   readonly writeFile: (path: string, text: string) => void;
   /** Reads a file a command was given (`-f FILE`), and standard input (`-f -`). */
@@ -61,7 +64,7 @@ const GLOBAL_HELP = `Global flags (as kubectl's):
       --context NAME      the context to use
   -n, --namespace NS      the namespace (default: the context's)
       --as USER           impersonate USER; --as-group GROUP (repeatable) adds groups
-  -o, --output FORMAT     text (default) or json
+  -o, --output FORMAT     text (default), json or yaml for scripts
   -h, --help              this help`;
 
 const HELP: Record<string, string> = {
@@ -162,7 +165,7 @@ Usage:
 
 Flags:
   -n, --namespace NS      the pool's namespace (default butler-system)
-  -o, --output FORMAT     text (default), json for scripts, svg for a picture on standard output
+  -o, --output FORMAT     text (default), json or yaml for scripts, svg for a picture on standard output
       --svg FILE          also write the picture as SVG to FILE (under the current directory)
 
 Examples:
@@ -317,11 +320,24 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
 
-async function envMigrate(names: readonly string[], values: Values, io: CliIo): Promise<number> {
+/** `-o`, one of the forms a command prints (text unless asked), or a usage error naming them. */
+function outputOf<T extends string>(values: Values, forms: readonly T[]): T {
   const output = values.output ?? "text";
-  if (output !== "text" && output !== "json") {
-    throw new UsageError(`--output must be text or json, not "${output}"`);
+  if (!forms.includes(output as T)) {
+    throw new UsageError(
+      `--output must be ${forms.slice(0, -1).join(", ")} or ${forms.at(-1)}, not "${output}"`,
+    );
   }
+  return output as T;
+}
+
+/** A value as JSON or YAML for scripts (kubectl's -o json|yaml). */
+function structured(value: unknown, output: "json" | "yaml"): string {
+  return output === "json" ? JSON.stringify(value, null, 2) + "\n" : stringify(value);
+}
+
+async function envMigrate(names: readonly string[], values: Values, io: CliIo): Promise<number> {
+  const output = outputOf(values, ["text", "json", "yaml"]);
   if (!values.to) throw new UsageError("--to ENV is required");
   if (values.team && names.length) throw new UsageError("name clusters or select them with --team, not both");
   if (!values.team && (values.selector || values.unlabelled)) {
@@ -347,7 +363,7 @@ async function envMigrate(names: readonly string[], values: Values, io: CliIo): 
   const dryRun = values["dry-run"] ?? false;
   const results = await migrateClusters(kube, targets, values.to, dryRun);
   io.stdout(
-    output === "json" ? JSON.stringify({ dryRun, results }, null, 2) + "\n" : formatResults(results, dryRun),
+    output === "text" ? formatResults(results, dryRun, io.paint) : structured({ dryRun, results }, output),
   );
   return allMoved(results) ? 0 : 1;
 }
@@ -364,10 +380,7 @@ function connect(values: Values, io: CliIo): { kube: KubeClient; namespace: stri
 const GROUP_PATH = "/apis/butler.butlerlabs.dev/v1alpha1";
 
 async function poolShow(names: readonly string[], values: Values, io: CliIo): Promise<number> {
-  const output = values.output ?? "text";
-  if (!["text", "json", "svg"].includes(output)) {
-    throw new UsageError(`--output must be text, json or svg, not "${output}"`);
-  }
+  const output = outputOf(values, ["text", "json", "yaml", "svg"]);
   if (names.length !== 1) throw new UsageError("name one NetworkPool");
   const namespace = values.namespace ?? "butler-system";
   const { kube } = connect(values, io);
@@ -394,8 +407,8 @@ async function poolShow(names: readonly string[], values: Values, io: CliIo): Pr
   }
   if (values.svg) io.writeFile(values.svg, renderPoolSvg(r.report));
   io.stdout(
-    output === "json"
-      ? JSON.stringify(r.report, null, 2) + "\n"
+    output === "json" || output === "yaml"
+      ? structured(r.report, output)
       : output === "svg"
       ? renderPoolSvg(r.report)
       : renderPoolText(r.report),
@@ -404,10 +417,7 @@ async function poolShow(names: readonly string[], values: Values, io: CliIo): Pr
 }
 
 async function teamUsage(names: readonly string[], values: Values, io: CliIo): Promise<number> {
-  const output = values.output ?? "text";
-  if (output !== "text" && output !== "json") {
-    throw new UsageError(`--output must be text or json, not "${output}"`);
-  }
+  const output = outputOf(values, ["text", "json", "yaml"]);
   if (names.length !== 1) throw new UsageError("name one Team");
   const name = names[0]!;
   const { kube } = connect(values, io);
@@ -450,7 +460,7 @@ async function teamUsage(names: readonly string[], values: Values, io: CliIo): P
   }
   const usage = computeUsage(spec.data, clusters, providers);
   io.stdout(
-    output === "json" ? JSON.stringify(usageJson(name, usage), null, 2) + "\n" : renderUsageText(name, usage),
+    output === "text" ? renderUsageText(name, usage, io.paint) : structured(usageJson(name, usage), output),
   );
   return 0;
 }
@@ -469,10 +479,7 @@ async function envEdit(
   values: Values,
   io: CliIo,
 ): Promise<number> {
-  const output = values.output ?? "text";
-  if (output !== "text" && output !== "json") {
-    throw new UsageError(`--output must be text or json, not "${output}"`);
-  }
+  const output = outputOf(values, ["text", "json", "yaml"]);
   if (!values.team) throw new UsageError("--team TEAM is required");
   if (verb === "list" ? names.length !== 0 : names.length !== 1) {
     throw new UsageError(verb === "list" ? "env list takes no arguments" : `name one environment to ${verb}`);
@@ -499,9 +506,9 @@ async function envEdit(
     });
     const rows = environmentRows(spec.data, computeUsage(spec.data, observed));
     io.stdout(
-      output === "json"
-        ? JSON.stringify({ team: values.team, environments: rows }, null, 2) + "\n"
-        : renderEnvironments(values.team, rows),
+      output === "text"
+        ? renderEnvironments(values.team, rows, io.paint)
+        : structured({ team: values.team, environments: rows }, output),
     );
     return 0;
   }
@@ -534,10 +541,7 @@ async function envEdit(
 }
 
 async function clusterCreate(names: readonly string[], values: Values, io: CliIo): Promise<number> {
-  const output = values.output ?? "text";
-  if (output !== "text" && output !== "json") {
-    throw new UsageError(`--output must be text or json, not "${output}"`);
-  }
+  const output = outputOf(values, ["text", "json", "yaml"]);
   if (names.length !== 1) throw new UsageError("name one cluster to create");
   if (!values.team) throw new UsageError("--team TEAM is required");
   if (values.workers !== undefined && !/^[1-9]\d{0,4}$/.test(values.workers)) {
@@ -605,8 +609,8 @@ async function clusterCreate(names: readonly string[], values: Values, io: CliIo
     await kube.write("POST", dryRun ? `${path}?dryRun=All` : path, object);
   } catch (err) {
     if (err instanceof KubeApiError && err.status >= 400 && err.status < 500) {
-      if (output === "json") {
-        io.stdout(JSON.stringify({ dryRun, cluster: object, preview: rows, created: false }, null, 2) + "\n");
+      if (output !== "text") {
+        io.stdout(structured({ dryRun, cluster: object, preview: rows, created: false }, output));
       }
       io.stderr(`error: refused: ${err.detail || `${err.status} ${err.reason}`}\n`);
       return 1;
@@ -614,8 +618,8 @@ async function clusterCreate(names: readonly string[], values: Values, io: CliIo
     throw err;
   }
   io.stdout(
-    output === "json"
-      ? JSON.stringify({ dryRun, cluster: object, preview: rows, created: !dryRun }, null, 2) + "\n"
+    output !== "text"
+      ? structured({ dryRun, cluster: object, preview: rows, created: !dryRun }, output)
       : `tenantcluster ${teamNamespace(values.team)}/${request.name} ${
         dryRun ? "would be created" : "created"
       }\n`,
@@ -624,10 +628,7 @@ async function clusterCreate(names: readonly string[], values: Values, io: CliIo
 }
 
 async function ledger(names: readonly string[], values: Values, io: CliIo): Promise<number> {
-  const output = values.output ?? "text";
-  if (output !== "text" && output !== "json") {
-    throw new UsageError(`--output must be text or json, not "${output}"`);
-  }
+  const output = outputOf(values, ["text", "json"]);
   if (values.v1 && output === "json") throw new UsageError("--v1 prints a patch: leave out -o json");
   if (values.filename !== undefined && names.length) {
     throw new UsageError("name a pool or give -f FILE, not both");
@@ -664,6 +665,7 @@ export function terminalIo(name: string): CliIo {
   const encoder = new TextEncoder();
   return {
     name,
+    paint: paintFor(Deno.stdout.isTerminal(), Deno.env.get("NO_COLOR")),
     stdout: (text) => Deno.stdout.writeSync(encoder.encode(text)),
     stderr: (text) => Deno.stderr.writeSync(encoder.encode(text)),
     readFile: (path) => Deno.readTextFileSync(path),

@@ -58,7 +58,11 @@ Deno.test("kubectl butler: flags, help and exit codes", async (t) => {
       [["env", "migrate", "--team", "a", "--to", "prod"], /--team needs --selector or --unlabelled/],
       [["env", "migrate", "c1", "--team", "a", "--unlabelled", "--to", "prod"], /not both/],
       [["env", "migrate", "c1", "--unlabelled", "--to", "prod"], /add --team TEAM/],
-      [["env", "migrate", "c1", "--to", "prod", "-o", "yaml"], /--output must be text or json/],
+      [
+        ["env", "migrate", "c1", "--to", "prod", "-o", "wide"],
+        /--output must be text, json or yaml, not "wide"/,
+      ],
+      [["ledger", "p", "-o", "yaml"], /--output must be text or json, not "yaml"/],
       [["env", "migrate", "--bogus"], /Unknown option '--bogus'/],
       [["nope"], /unknown command "nope"/],
       [["ledger", "--bogus"], /Unknown option '--bogus'/],
@@ -142,6 +146,8 @@ Deno.test("kubectl butler: flags, help and exit codes", async (t) => {
     });
     assert.equal(r.code, 0);
     assert.deepEqual(JSON.parse(r.out), { dryRun: false, results: [] });
+    const yaml = await run(["env", "migrate", "--team", "a", "-l", "tier=web", "--to", "prod", "-o", "yaml"]);
+    assert.equal(yaml.out, "dryRun: false\nresults: []\n");
   });
   await t.step("an API failure is an error on stderr, exit 1", async () => {
     const r = await run(["env", "migrate", "--team", "a", "--unlabelled", "--to", "prod"], {

@@ -7,11 +7,13 @@
  * @module
  */
 import type { Measure, QuotaStatus, Usage } from "../hooks/team/usage.ts";
+import { type Colour, type Paint, plain } from "./colour.ts";
 
 /** Characters of a bar. */
 export const BAR_WIDTH = 30;
 
 const STATE_WORDS: Record<QuotaStatus, string> = { OK: "", Warning: "near limit", Exceeded: "over limit" };
+const STATE_COLOURS: Record<QuotaStatus, Colour> = { OK: "green", Warning: "yellow", Exceeded: "red" };
 
 /** `[#####.........]` for a percentage (capped at full). */
 export function bar(percent: number): string {
@@ -32,7 +34,7 @@ export function shownMeasures(measures: readonly Measure[]): Measure[] {
  * renderUsageText("payments", computeUsage(spec, clusters, providers));
  * ```
  */
-export function renderUsageText(team: string, usage: Usage): string {
+export function renderUsageText(team: string, usage: Usage, paint: Paint = plain): string {
   const rows = [
     ["DIMENSION", "USED", "LIMIT", "USE"],
     ...shownMeasures(usage.measures).map((m) => [
@@ -42,13 +44,15 @@ export function renderUsageText(team: string, usage: Usage): string {
       m.percent === undefined
         ? "no limit"
         : `${bar(m.percent)} ${String(m.percent).padStart(3)}%${
-          STATE_WORDS[m.state] ? `  ${STATE_WORDS[m.state]}` : ""
+          STATE_WORDS[m.state] ? `  ${paint(STATE_WORDS[m.state], STATE_COLOURS[m.state])}` : ""
         }`,
     ]),
   ];
   const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length)));
   return [
-    `Team ${team}  quota ${usage.quotaStatus}: ${usage.quotaMessage}`,
+    `Team ${team}  quota ${
+      paint(usage.quotaStatus, STATE_COLOURS[usage.quotaStatus])
+    }: ${usage.quotaMessage}`,
     "",
     ...rows.map((r) => r.map((v, c) => (c < 3 ? v.padEnd(widths[c]!) : v)).join("  ").trimEnd()),
   ].join("\n") + "\n";
