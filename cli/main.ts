@@ -679,10 +679,10 @@ export function terminalIo(name: string): CliIo {
       try {
         Deno.writeTextFileSync(path, text);
       } catch (err) {
-        // The launcher lets the plugin write under the current directory only.
+        // The launcher lets the plugin write under the current directory (and the temporary one, for plan) only.
         throw new Error(
           err instanceof Deno.errors.NotCapable
-            ? `cannot write ${path}: the plugin writes only under the current directory`
+            ? `cannot write ${path}: the plugin writes only under the current directory (and the temporary one)`
             : `cannot write ${path}: ${err instanceof Error ? err.message : String(err)}`,
         );
       }

@@ -10,16 +10,18 @@ export const PLUGIN_NAMES = ["kubectl-butler", "butleradm"] as const;
 
 /**
  * What the plugin may do: read kubeconfigs and the files they name, read the environment (KUBECONFIG, HOME),
- * reach API servers, run the credential plugins kubeconfigs name, and write only under the directory it is run
- * from (`pool show --svg FILE`).
+ * reach API servers, run the credential plugins kubeconfigs name (and kubectl-validate for `plan`), and write only
+ * under the directory it is run from (`pool show --svg FILE`) and the temporary directory `tmp` (`plan` hands
+ * kubectl-validate its files there).
+ *
+ * @example
+ * ```ts
+ * pluginPermissions("/tmp"); // [..., "--allow-write=.,/tmp"]
+ * ```
  */
-export const PLUGIN_PERMISSIONS = [
-  "--allow-read",
-  "--allow-env",
-  "--allow-net",
-  "--allow-run",
-  "--allow-write=.",
-] as const;
+export function pluginPermissions(tmp: string): string[] {
+  return ["--allow-read", "--allow-env", "--allow-net", "--allow-run", `--allow-write=.,${tmp}`];
+}
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
@@ -43,7 +45,7 @@ if [ ! -x "$DENO" ]; then
   }
 fi
 exec "$DENO" run --quiet --no-prompt --frozen --config ${quote(`${root}/deno.json`)} ${
-    PLUGIN_PERMISSIONS.join(" ")
+    pluginPermissions('"\${TMPDIR:-/tmp}"').join(" ")
   } ${quote(`${root}/cli/main.ts`)} "$@"
 `;
 }

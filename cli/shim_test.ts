@@ -5,16 +5,19 @@ const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
 Deno.test("the plugin's launcher and its install", async (t) => {
-  await t.step("it runs cli/main.ts of the clone with the plugin's permissions, writing only under .", () => {
-    const script = shimScript("/src/it's here", "/usr/bin/deno");
-    assert.match(script, /^#!\/bin\/sh\n/);
-    assert.match(script, / --allow-write=\. /);
-    assert.match(
-      script,
-      /--allow-read --allow-env --allow-net --allow-run --allow-write=\. '\/src\/it'\\''s here\/cli\/main\.ts' "\$@"/,
-    );
-    assert.doesNotMatch(script, /--allow-write[^=]|--allow-all|-A /);
-  });
+  await t.step(
+    "it runs cli/main.ts of the clone with the plugin's permissions, writing only under . and TMPDIR",
+    () => {
+      const script = shimScript("/src/it's here", "/usr/bin/deno");
+      assert.match(script, /^#!\/bin\/sh\n/);
+      assert.ok(script.includes(' --allow-write=.,"${TMPDIR:-/tmp}" '), script);
+      assert.match(
+        script,
+        /--allow-read --allow-env --allow-net --allow-run --allow-write=\.,"\$\{TMPDIR:-\/tmp\}" '\/src\/it'\\''s here\/cli\/main\.ts' "\$@"/,
+      );
+      assert.doesNotMatch(script, /--allow-write[^=]|--allow-all|-A /);
+    },
+  );
   await t.step("without Deno it says what to do and exits 127", async () => {
     const child = new Deno.Command("/bin/sh", {
       args: ["-s", "--", "--help"],
@@ -82,6 +85,14 @@ Deno.test("the plugin's launcher and its install", async (t) => {
           .output();
         assert.equal(plan.code, 0);
         assert.match(text(plan.stdout), /^usage: main\.ts plan \[options\]/);
+        // plan hands kubectl-validate its files in the temporary directory: the launcher lets it write there.
+        const planned = await new Deno.Command(`${dir}/kubectl-butler`, {
+          args: ["plan", `${ROOT}/examples/teams/payments.yaml`, "--now", "2026-11-24T00:00:00Z"],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        assert.doesNotMatch(text(planned.stderr), /NotCapable|Requires \w+ access/);
+        assert.match(text(planned.stdout), /Team payments/);
         const removed = await installer("--uninstall");
         assert.ok(removed.success);
         for (const name of PLUGIN_NAMES) {

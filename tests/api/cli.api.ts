@@ -13,8 +13,9 @@ import { type ObservedCluster, TeamSpec } from "../../lib/api/mod.ts";
 import { renderUsageText } from "../../cli/team_usage.ts";
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
-import { PLUGIN_PERMISSIONS } from "../../cli/shim.ts";
+import { pluginPermissions } from "../../cli/shim.ts";
 import { poolReport, renderPoolSvg, renderPoolText } from "../../cli/pool_show.ts";
+import { ledgerReport } from "../../cli/ledger.ts";
 import { LAB_ALLOCATIONS, LAB_SPEC, labAllocations, labGrants, labStatus } from "../cli/lab_pool.ts";
 import {
   api,
@@ -41,23 +42,23 @@ const MIGRATION = "butler.butlerlabs.dev/migration-operation";
 
 /**
  * The plugin as installed (the launcher's permissions, cli/shim.ts), with the test cluster's kubeconfig; a last
- * `{ cwd }` runs it from that directory.
+ * options object runs it from `cwd`, or (`offline`) without a kubeconfig flag (plan takes only its own).
  */
 async function butler(
-  ...args: (string | { cwd: string })[]
+  ...args: (string | { cwd?: string; offline?: boolean })[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const last = args.at(-1);
-  const cwd = typeof last === "object" ? last.cwd : ROOT;
+  const options = typeof last === "object" ? last : {};
   const words = args.filter((a): a is string => typeof a === "string");
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...PLUGIN_PERMISSIONS,
+      ...pluginPermissions(Deno.env.get("TMPDIR") ?? "/tmp"),
       `${ROOT}/cli/main.ts`,
       ...words,
-      `--kubeconfig=${cluster().kubeconfig}`,
+      ...(options.offline ? [] : [`--kubeconfig=${cluster().kubeconfig}`]),
     ],
-    cwd,
+    cwd: options.cwd ?? ROOT,
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -456,7 +457,7 @@ Deno.test("kubectl butler pool show draws a stored pool exactly as the golden pi
         "-n",
         "butler-cli",
         "--svg",
-        "/tmp/elsewhere.svg",
+        "/var/elsewhere.svg",
         {
           cwd: dir,
         },
@@ -464,7 +465,7 @@ Deno.test("kubectl butler pool show draws a stored pool exactly as the golden pi
       assert.equal(outside.code, 1);
       assert.match(
         outside.stderr,
-        /cannot write \/tmp\/elsewhere\.svg: the plugin writes only under the current directory/,
+        /cannot write \/var\/elsewhere\.svg: the plugin writes only under the current directory/,
       );
     } finally {
       await Deno.remove(dir, { recursive: true });
@@ -518,6 +519,42 @@ subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: viewer@examp
       assert.match(nobody.stderr, /networkpools\.butler\.butlerlabs\.dev "lab-pool" is forbidden/);
     },
   );
+  await t.step("ledger: the stored pool's ledger, as the pure report prints it", async () => {
+    const r = await butler("ledger", "lab-pool", "-n", "butler-cli");
+    assert.equal(r.code, 0, r.stderr);
+    const storedPool = JSON.parse(
+      await kubectlOk(["get", "networkpool", "lab-pool", "-n", "butler-cli", "-o", "json"]),
+    );
+    assert.equal(r.stdout, ledgerReport([storedPool], "table").out);
+    assert.match(r.stdout, /^NetworkPool butler-cli\/lab-pool: 4 grant\(s\)\n/);
+  });
+  await t.step("plan through the plugin prints what main.ts plan prints", async () => {
+    const files = [
+      `${ROOT}/examples/teams/payments.yaml`,
+      `${ROOT}/examples/tenantclusters/payments-carol-dev-1.yaml`,
+    ];
+    const args = [...files, "--now", "2026-11-24T00:00:00Z"];
+    const viaPlugin = await butler("plan", ...args, { offline: true });
+    const direct = await new Deno.Command(Deno.execPath(), {
+      // deno task plan's permissions.
+      args: [
+        "run",
+        "--allow-read",
+        "--allow-write",
+        "--allow-env",
+        "--allow-run",
+        `${ROOT}/main.ts`,
+        "plan",
+        ...args,
+      ],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(viaPlugin.code, direct.code, viaPlugin.stderr);
+    assert.equal(viaPlugin.stdout, new TextDecoder().decode(direct.stdout));
+    assert.match(viaPlugin.stdout, /Team payments/);
+  });
   await t.step("a pool that does not exist: exit 1, said on stderr", async () => {
     const r = await butler("pool", "show", "no-such-pool", "-n", "butler-cli");
     assert.equal(r.code, 1);
