@@ -44,10 +44,14 @@ export function kubeconfigPath(flag: string | undefined, env: (name: string) => 
 export function impersonationHeaders(flags: ConnectionFlags): Record<string, string> | undefined {
   if (!flags.as && !flags.asGroups?.length) return undefined;
   if (!flags.as) throw new Error("--as-group needs --as (the API server impersonates a user with groups)");
-  // A Headers object joins repeated values with ", ", which the API server splits back into groups.
+  // The API server takes each group from a header line of its own, and Deno's fetch joins repeated headers into
+  // one line ("a, b"), which would impersonate a single group of that name: refuse rather than act as someone else.
+  if ((flags.asGroups?.length ?? 0) > 1) {
+    throw new Error("one --as-group at most: this client cannot send several impersonated groups");
+  }
   return {
     "Impersonate-User": flags.as,
-    ...(flags.asGroups?.length ? { "Impersonate-Group": flags.asGroups.join(", ") } : {}),
+    ...(flags.asGroups?.length ? { "Impersonate-Group": flags.asGroups[0]! } : {}),
   };
 }
 

@@ -37,14 +37,22 @@ Deno.test("the CLI's connection, as kubectl makes it", async (t) => {
     assert.equal(contextNamespace(KUBECONFIG), "team-a");
     assert.equal(contextNamespace(KUBECONFIG, "b"), "default");
   });
-  await t.step("--as and --as-group become impersonation headers; groups alone are an error", () => {
-    assert.equal(impersonationHeaders({}), undefined);
-    assert.deepEqual(impersonationHeaders({ as: "alice", asGroups: ["g1", "g2"] }), {
-      "Impersonate-User": "alice",
-      "Impersonate-Group": "g1, g2",
-    });
-    assert.throws(() => impersonationHeaders({ asGroups: ["g"] }), /--as-group needs --as/);
-  });
+  await t.step(
+    "--as and --as-group become impersonation headers; groups alone, or several, are an error",
+    () => {
+      assert.equal(impersonationHeaders({}), undefined);
+      assert.deepEqual(impersonationHeaders({ as: "alice", asGroups: ["g1"] }), {
+        "Impersonate-User": "alice",
+        "Impersonate-Group": "g1",
+      });
+      // fetch would send "g1, g2" on one line: the API server would impersonate a group of that name.
+      assert.throws(
+        () => impersonationHeaders({ as: "alice", asGroups: ["g1", "g2"] }),
+        /one --as-group at most/,
+      );
+      assert.throws(() => impersonationHeaders({ asGroups: ["g"] }), /--as-group needs --as/);
+    },
+  );
   await t.step("--context picks the user; an unknown context is an error", () => {
     const a = kubeconfigConnection(KUBECONFIG, "kc", undefined, { exec: runCredentialPlugin });
     assert.equal(a.token?.(), "static");

@@ -9,7 +9,7 @@ export const GLOBAL_HELP = `Global flags (as kubectl's):
       --kubeconfig PATH   the kubeconfig (default: KUBECONFIG, then ~/.kube/config)
       --context NAME      the context to use
   -n, --namespace NS      the namespace (default: the context's)
-      --as USER           impersonate USER; --as-group GROUP (repeatable) adds groups
+      --as USER           impersonate USER; --as-group GROUP adds a group (one)
   -o, --output FORMAT     text (default), json or yaml for scripts
   -h, --help              this help`;
 
