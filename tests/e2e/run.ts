@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { freePort, ROOT, spawnLogged } from "../api/cluster.ts";
+import { loadKustomization } from "../../lib/testing/mod.ts";
+import { denoDir, freePort, mapShipped, ROOT, spawnLogged } from "../api/cluster.ts";
 import { startControlPlane } from "../api/run.ts";
 import { controlPlaneBinary, KUBERNETES_VERSION } from "../api/tools.ts";
 
@@ -60,11 +61,26 @@ Deno.writeTextFileSync(
 );
 const hookPort = freePort();
 // As deployed: HTTPS, and hook calls only with a client certificate from the test CA (Metacontroller's, which
-// the install step puts where the controllers' clientTLS reads it). Events are written with the admin kubeconfig.
-// Not the shipped --allow-env list: that one leaves out TEST_SHRINK_GRACE_SECONDS on purpose (the API server tier
-// runs the shipped command line itself, tests/api/permissions.api.ts).
+// the install step puts where the controllers' clientTLS reads it), and the shipped command line: Deno's
+// permissions as the Deployment narrows them, its paths, ports and API server mapped onto this machine. One
+// addition: the test-only TEST_SHRINK_GRACE_SECONDS, which the shipped --allow-env leaves out on purpose.
+const shipped = loadKustomization(`${ROOT}/manifests`).find((o) =>
+  o.kind === "Deployment" && o.metadata.name === "butler-hooks"
+)!.spec.template.spec.containers[0].args as string[];
+const cache = await denoDir();
+const args = shipped.map((a) =>
+  mapShipped(a, [
+    ["/etc/butler", plane.dir],
+    ["/var/run/secrets/kubernetes.io/serviceaccount", plane.dir],
+    ["/deno-dir", cache],
+    ["/app", ROOT],
+    ["0.0.0.0:8443", `127.0.0.1:${hookPort}`],
+    ["0.0.0.0:9443", `127.0.0.1:${freePort()}`],
+    ["$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)", new URL(plane.server).host],
+  ]).replace(/^--allow-env=.*/, (flag) => `${flag},TEST_SHRINK_GRACE_SECONDS`)
+);
 const hooks = spawnLogged(
-  [Deno.execPath(), "run", "--allow-net", "--allow-env", "--allow-read", "main.ts"],
+  [Deno.execPath(), ...args],
   `${plane.dir}/hooks.log`,
   {
     PORT: String(hookPort),
