@@ -6,7 +6,7 @@
  */
 import type { parseArgs } from "node:util";
 import { stringify } from "yaml";
-import type { KubeClient } from "../lib/kube/mod.ts";
+import { KubeApiError, type KubeClient } from "../lib/kube/mod.ts";
 import type { Paint } from "./colour.ts";
 import type { ConnectionFlags } from "./connection.ts";
 
@@ -92,8 +92,20 @@ export function connect(values: Values, io: CliIo): { kube: KubeClient; namespac
   });
 }
 
-/** Where Butler's kinds are served. */
-export const GROUP_PATH = "/apis/butler.butlerlabs.dev/v1alpha1";
+/**
+ * A refusal of a request (the API answered 4xx: admission, RBAC, a conflict), in the API server's words;
+ * `undefined` for any other failure, which is not an answer about the request.
+ *
+ * @example
+ * ```ts
+ * refusal(new KubeApiError(403, "Forbidden", "alice cannot update teams", "/apis/...")); // "alice cannot update teams"
+ * ```
+ */
+export function refusal(err: unknown): string | undefined {
+  return err instanceof KubeApiError && err.status >= 400 && err.status < 500
+    ? err.detail || `${err.status} ${err.reason}`
+    : undefined;
+}
 
 /** A count flag: a whole number >= 0, or a usage error naming the flag. */
 export function count(values: Values, flag: "max-clusters" | "max-clusters-per-member"): number | undefined {

@@ -6,9 +6,10 @@
  * @module
  */
 import { parseAllDocuments } from "yaml";
-import { computeUsage, type TeamProvider } from "../hooks/team/usage.ts";
-import { ObservedCluster, teamNamespace, TeamSpec } from "../lib/api/mod.ts";
-import { KubeApiError } from "../lib/kube/mod.ts";
+import { computeUsage, teamProvider } from "../hooks/team/usage.ts";
+import { ObservedCluster, ProviderLimitsView, teamNamespace, TeamSpec } from "../lib/api/mod.ts";
+import { butlerPath } from "../lib/butler/mod.ts";
+import type { KubeClient } from "../lib/kube/mod.ts";
 import {
   clusterObject,
   type ClusterRequest,
@@ -20,8 +21,8 @@ import {
   type CliIo,
   connect,
   count,
-  GROUP_PATH,
   outputOf,
+  refusal,
   structured,
   UsageError,
   type Values,
@@ -33,7 +34,7 @@ import {
   withEnvironment,
   withoutEnvironment,
 } from "./env_edit.ts";
-import { allMoved, clusterPath, formatResults, migrateClusters, selectClusters } from "./env_migrate.ts";
+import { allMoved, formatResults, migrateClusters, selectClusters } from "./env_migrate.ts";
 import type { ClusterObject } from "./env_migrate.ts";
 import { ledgerReport, type LedgerSource } from "./ledger.ts";
 import {
@@ -47,6 +48,76 @@ import { renderUsageText, usageJson } from "./team_usage.ts";
 
 /** A command: the words after it, the flags, the I/O; resolves to the exit code. */
 export type Command = (names: readonly string[], values: Values, io: CliIo) => Promise<number>;
+
+/** A Team and its spec as the hooks read it; `undefined` once stderr says why there is none. */
+async function readTeam(
+  kube: KubeClient,
+  name: string,
+  io: CliIo,
+): Promise<{ team: TeamObject; spec: TeamSpec } | undefined> {
+  const team = await kube.get(butlerPath("teams", undefined, name)) as TeamObject | undefined;
+  if (!team) {
+    io.stderr(`error: Team ${name} not found\n`);
+    return undefined;
+  }
+  const spec = TeamSpec.safeParse(team.spec ?? {});
+  if (!spec.success) {
+    io.stderr(`error: Team ${name}: its spec does not read: ${spec.error.issues[0]?.message}\n`);
+    return undefined;
+  }
+  return { team, spec: spec.data };
+}
+
+/** The TenantClusters of a Team's namespace: as listed, and those that read as the Team reads them. */
+async function teamClusters(
+  kube: KubeClient,
+  team: string,
+): Promise<{ raw: unknown[]; observed: ObservedCluster[] }> {
+  const raw = await kube.list(butlerPath("tenantclusters", teamNamespace(team)));
+  return {
+    raw,
+    observed: raw.flatMap((c) => {
+      const parsed = ObservedCluster.safeParse(c);
+      return parsed.success ? [parsed.data] : [];
+    }),
+  };
+}
+
+/** A NetworkPool by name (in `-n`, default butler-system); `undefined` once stderr says it is not there. */
+async function readPool<T>(
+  kube: KubeClient,
+  name: string,
+  values: Values,
+  io: CliIo,
+): Promise<T | undefined> {
+  const namespace = values.namespace ?? "butler-system";
+  const pool = await kube.get(butlerPath("networkpools", namespace, name)) as T | undefined;
+  if (!pool) io.stderr(`error: NetworkPool ${namespace}/${name} not found\n`);
+  return pool;
+}
+
+/**
+ * Sends a write (a server-side dry run with `dryRun`); a refusal is said on stderr and resolves `false`. Any
+ * other failure is thrown: it is not an answer about the request.
+ */
+async function send(
+  kube: KubeClient,
+  method: "POST" | "PUT",
+  path: string,
+  body: unknown,
+  dryRun: boolean,
+  io: CliIo,
+): Promise<boolean> {
+  try {
+    await kube.write(method, dryRun ? `${path}?dryRun=All` : path, body);
+    return true;
+  } catch (err) {
+    const refused = refusal(err);
+    if (refused === undefined) throw err;
+    io.stderr(`error: refused: ${refused}\n`);
+    return false;
+  }
+}
 
 async function envMigrate(names: readonly string[], values: Values, io: CliIo): Promise<number> {
   const output = outputOf(values, ["text", "json", "yaml"]);
@@ -63,7 +134,7 @@ async function envMigrate(names: readonly string[], values: Values, io: CliIo): 
   let targets: { namespace: string; name: string }[];
   if (values.team) {
     const namespace = values.namespace ?? `team-${values.team}`;
-    const items = await kube.list(clusterPath(namespace), {
+    const items = await kube.list(butlerPath("tenantclusters", namespace), {
       ...(values.selector ? { labelSelector: values.selector } : {}),
     }) as ClusterObject[];
     targets = selectClusters(items, { team: values.team, ...(values.unlabelled ? { unlabelled: true } : {}) })
@@ -83,18 +154,12 @@ async function envMigrate(names: readonly string[], values: Values, io: CliIo): 
 async function poolShow(names: readonly string[], values: Values, io: CliIo): Promise<number> {
   const output = outputOf(values, ["text", "json", "yaml", "svg"]);
   if (names.length !== 1) throw new UsageError("name one NetworkPool");
-  const namespace = values.namespace ?? "butler-system";
   const { kube } = connect(values, io);
-  const pool = await kube.get(
-    `${GROUP_PATH}/namespaces/${encodeURIComponent(namespace)}/networkpools/${encodeURIComponent(names[0]!)}`,
-  ) as PoolObject | undefined;
-  if (!pool) {
-    io.stderr(`error: NetworkPool ${namespace}/${names[0]} not found\n`);
-    return 1;
-  }
+  const pool = await readPool<PoolObject>(kube, names[0]!, values, io);
+  if (!pool) return 1;
   let allocations: AllocationInfo[] = [];
   try {
-    allocations = await kube.list(`${GROUP_PATH}/ipallocations`) as AllocationInfo[];
+    allocations = await kube.list(butlerPath("ipallocations")) as AllocationInfo[];
   } catch (err) {
     // Tenants are a courtesy: the picture and the figures need only the pool.
     io.stderr(
@@ -122,35 +187,17 @@ async function teamUsage(names: readonly string[], values: Values, io: CliIo): P
   if (names.length !== 1) throw new UsageError("name one Team");
   const name = names[0]!;
   const { kube } = connect(values, io);
-  const team = await kube.get(`${GROUP_PATH}/teams/${encodeURIComponent(name)}`) as
-    | { spec?: unknown }
-    | undefined;
-  if (!team) {
-    io.stderr(`error: Team ${name} not found\n`);
-    return 1;
-  }
-  const spec = TeamSpec.safeParse(team.spec ?? {});
-  if (!spec.success) {
-    io.stderr(`error: Team ${name}: its spec does not read: ${spec.error.issues[0]?.message}\n`);
-    return 1;
-  }
-  const namespace = teamNamespace(name);
-  const clusters = (await kube.list(`${GROUP_PATH}/namespaces/${namespace}/tenantclusters`)).flatMap((c) => {
-    const parsed = ObservedCluster.safeParse(c);
-    return parsed.success ? [parsed.data] : [];
-  });
-  const providers: TeamProvider[] = [];
-  for (const ns of [namespace, "butler-system"]) {
+  const read = await readTeam(kube, name, io);
+  if (!read) return 1;
+  const { observed } = await teamClusters(kube, name);
+  const providers = [];
+  for (const ns of [teamNamespace(name), "butler-system"]) {
     try {
-      const list = await kube.list(`${GROUP_PATH}/namespaces/${ns}/providerconfigs`) as {
-        metadata: { name: string };
-        spec?: { limits?: { maxClustersPerTeam?: number; maxNodesPerTeam?: number } };
-      }[];
-      providers.push(...list.map((p) => ({
-        key: `${ns}/${p.metadata.name}`,
-        maxClustersPerTeam: p.spec?.limits?.maxClustersPerTeam,
-        maxNodesPerTeam: p.spec?.limits?.maxNodesPerTeam,
-      })));
+      for (const pc of await kube.list(butlerPath("providerconfigs", ns))) {
+        const parsed = ProviderLimitsView.safeParse(pc);
+        const pcName = (pc as { metadata?: { name?: string } }).metadata?.name;
+        if (parsed.success && pcName) providers.push(teamProvider(`${ns}/${pcName}`, parsed.data));
+      }
     } catch (err) {
       io.stderr(
         `warning: ProviderConfigs in ${ns} not listed, their per-team limits not shown (${
@@ -159,7 +206,7 @@ async function teamUsage(names: readonly string[], values: Values, io: CliIo): P
       );
     }
   }
-  const usage = computeUsage(spec.data, clusters, providers);
+  const usage = computeUsage(read.spec, observed, providers);
   io.stdout(
     output === "text" ? renderUsageText(name, usage, io.paint) : structured(usageJson(name, usage), output),
   );
@@ -180,24 +227,11 @@ async function envEdit(
   const maxClusters = count(values, "max-clusters");
   const perMember = count(values, "max-clusters-per-member");
   const { kube } = connect(values, io);
-  const path = `${GROUP_PATH}/teams/${encodeURIComponent(values.team)}`;
-  const team = await kube.get(path) as TeamObject | undefined;
-  if (!team) {
-    io.stderr(`error: Team ${values.team} not found\n`);
-    return 1;
-  }
-  const spec = TeamSpec.safeParse(team.spec ?? {});
-  if (!spec.success) {
-    io.stderr(`error: Team ${values.team}: its spec does not read: ${spec.error.issues[0]?.message}\n`);
-    return 1;
-  }
-  const clusters = await kube.list(`${GROUP_PATH}/namespaces/${teamNamespace(values.team)}/tenantclusters`);
+  const read = await readTeam(kube, values.team, io);
+  if (!read) return 1;
+  const clusters = await teamClusters(kube, values.team);
   if (verb === "list") {
-    const observed = clusters.flatMap((c) => {
-      const parsed = ObservedCluster.safeParse(c);
-      return parsed.success ? [parsed.data] : [];
-    });
-    const rows = environmentRows(spec.data, computeUsage(spec.data, observed));
+    const rows = environmentRows(read.spec, computeUsage(read.spec, clusters.observed));
     io.stdout(
       output === "text"
         ? renderEnvironments(values.team, rows, io.paint)
@@ -207,27 +241,19 @@ async function envEdit(
   }
   const env = names[0]!;
   const next = verb === "add"
-    ? withEnvironment(team, {
+    ? withEnvironment(read.team, {
       name: env,
       ...(values.description !== undefined ? { description: values.description } : {}),
       ...(maxClusters !== undefined ? { maxClusters } : {}),
       ...(perMember !== undefined ? { maxClustersPerMember: perMember } : {}),
     })
-    : withoutEnvironment(team, env, clusters);
+    : withoutEnvironment(read.team, env, clusters.raw);
   if (!next.ok) {
     io.stderr(`error: ${next.message}\n`);
     return 1;
   }
   const dryRun = values["dry-run"] ?? false;
-  try {
-    await kube.write("PUT", dryRun ? `${path}?dryRun=All` : path, next.team);
-  } catch (err) {
-    if (err instanceof KubeApiError && err.status >= 400 && err.status < 500) {
-      io.stderr(`error: refused: ${err.detail || `${err.status} ${err.reason}`}\n`);
-      return 1;
-    }
-    throw err;
-  }
+  if (!await send(kube, "PUT", butlerPath("teams", undefined, values.team), next.team, dryRun, io)) return 1;
   const done = verb === "add" ? "added to" : "removed from";
   io.stdout(`environment "${env}" ${dryRun ? `would be ${done}` : done} team "${values.team}"\n`);
   return 0;
@@ -243,18 +269,8 @@ async function clusterCreate(names: readonly string[], values: Values, io: CliIo
   const problems = quantityProblems(values);
   if (problems.length) throw new UsageError(problems.join("; "));
   const { kube } = connect(values, io);
-  const team = await kube.get(`${GROUP_PATH}/teams/${encodeURIComponent(values.team)}`) as
-    | { spec?: unknown }
-    | undefined;
-  if (!team) {
-    io.stderr(`error: Team ${values.team} not found\n`);
-    return 1;
-  }
-  const spec = TeamSpec.safeParse(team.spec ?? {});
-  if (!spec.success) {
-    io.stderr(`error: Team ${values.team}: its spec does not read: ${spec.error.issues[0]?.message}\n`);
-    return 1;
-  }
+  const read = await readTeam(kube, values.team, io);
+  if (!read) return 1;
   const review = await kube.write("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
     apiVersion: "authentication.k8s.io/v1",
     kind: "SelfSubjectReview",
@@ -280,35 +296,34 @@ async function clusterCreate(names: readonly string[], values: Values, io: CliIo
   };
   // Where the Team's default ProviderConfig is (team namespace first), as the controller looks for it.
   const found = new Set<string>();
-  const defaultName = spec.data.providerConfigRef?.name;
+  const defaultName = read.spec.providerConfigRef?.name;
   for (
     const ns of defaultName && values.provider === undefined
       ? [teamNamespace(values.team), "butler-system"]
       : []
   ) {
     try {
-      const pc = await kube.get(
-        `${GROUP_PATH}/namespaces/${ns}/providerconfigs/${encodeURIComponent(defaultName!)}`,
-      );
+      const pc = await kube.get(butlerPath("providerconfigs", ns, defaultName));
       if (pc) found.add(`${ns}/${defaultName}`);
     } catch { /* not readable here: looked for where the controller would find it last */ }
   }
-  const rows = preview(request, spec.data, (ref) => found.has(`${ref.namespace}/${ref.name}`));
+  const rows = preview(request, read.spec, (ref) => found.has(`${ref.namespace}/${ref.name}`));
   const object = clusterObject(request);
   const dryRun = values["dry-run"] ?? false;
   if (output === "text") io.stdout(renderPreview(request, rows));
-  const path = `${GROUP_PATH}/namespaces/${teamNamespace(values.team)}/tenantclusters`;
-  try {
-    await kube.write("POST", dryRun ? `${path}?dryRun=All` : path, object);
-  } catch (err) {
-    if (err instanceof KubeApiError && err.status >= 400 && err.status < 500) {
-      if (output !== "text") {
-        io.stdout(structured({ dryRun, cluster: object, preview: rows, created: false }, output));
-      }
-      io.stderr(`error: refused: ${err.detail || `${err.status} ${err.reason}`}\n`);
-      return 1;
+  const sent = await send(
+    kube,
+    "POST",
+    butlerPath("tenantclusters", teamNamespace(values.team)),
+    object,
+    dryRun,
+    io,
+  );
+  if (!sent) {
+    if (output !== "text") {
+      io.stdout(structured({ dryRun, cluster: object, preview: rows, created: false }, output));
     }
-    throw err;
+    return 1;
   }
   io.stdout(
     output !== "text"
@@ -334,17 +349,8 @@ async function ledger(names: readonly string[], values: Values, io: CliIo): Prom
     const text = values.filename === "-" ? await io.readStdin() : io.readFile(values.filename);
     sources = parseAllDocuments(text).map((d) => d.toJS() as LedgerSource).filter((d) => d);
   } else {
-    const namespace = values.namespace ?? "butler-system";
-    const { kube } = connect(values, io);
-    const pool = await kube.get(
-      `${GROUP_PATH}/namespaces/${encodeURIComponent(namespace)}/networkpools/${
-        encodeURIComponent(names[0]!)
-      }`,
-    ) as LedgerSource | undefined;
-    if (!pool) {
-      io.stderr(`error: NetworkPool ${namespace}/${names[0]} not found\n`);
-      return 1;
-    }
+    const pool = await readPool<LedgerSource>(connect(values, io).kube, names[0]!, values, io);
+    if (!pool) return 1;
     sources = [pool];
   }
   const { out, errors } = ledgerReport(sources, values.v1 ? "v1" : output === "json" ? "json" : "table");

@@ -7,10 +7,11 @@
  *
  * @module
  */
-import { LABELS, MIGRATION_ANNOTATION } from "../lib/butler/mod.ts";
+import { butlerPath, LABELS, MIGRATION_ANNOTATION } from "../lib/butler/mod.ts";
 import { teamNameOf } from "../lib/api/mod.ts";
 import { KubeApiError, type KubeClient } from "../lib/kube/mod.ts";
 import { type Colour, type Paint, plain } from "./colour.ts";
+import { refusal } from "./command.ts";
 
 /** The fields of a TenantCluster this command reads and writes. */
 export interface ClusterObject {
@@ -42,15 +43,6 @@ export interface MigrationResult {
   readonly outcome: "moved" | "unchanged" | "refused" | "notFound" | "incomplete" | "failed";
   /** The API server's words for a refusal or a failure. */
   readonly message?: string;
-}
-
-const PATH = "/apis/butler.butlerlabs.dev/v1alpha1";
-
-/** The API path of a TenantCluster, or of a namespace's collection. */
-export function clusterPath(namespace: string, name?: string): string {
-  return `${PATH}/namespaces/${encodeURIComponent(namespace)}/tenantclusters${
-    name === undefined ? "" : `/${encodeURIComponent(name)}`
-  }`;
 }
 
 /**
@@ -131,10 +123,11 @@ export async function migrateCluster(
   dryRun: boolean,
 ): Promise<MigrationResult> {
   const base = { namespace: target.namespace, name: target.name, to };
+  const path = butlerPath("tenantclusters", target.namespace, target.name);
   for (let attempt = 1;; attempt++) {
     let stored: ClusterObject | undefined;
     try {
-      stored = await kube.get(clusterPath(target.namespace, target.name)) as ClusterObject | undefined;
+      stored = await kube.get(path) as ClusterObject | undefined;
     } catch (err) {
       return { ...base, ...failure(err) };
     }
@@ -142,7 +135,6 @@ export async function migrateCluster(
     const from = stored.metadata.labels?.[LABELS.environment];
     const update = migrationUpdate(stored, to);
     if (!update) return { ...base, from, outcome: "unchanged" };
-    const path = clusterPath(target.namespace, target.name);
     let moved: ClusterObject;
     try {
       moved = await kube.write("PUT", dryRun ? `${path}?dryRun=All` : path, update) as ClusterObject;
@@ -169,9 +161,8 @@ export async function migrateCluster(
 
 /** A refusal (the API answered 4xx) or a failure (no answer, 5xx), in the API server's words. */
 function failure(err: unknown): { outcome: "refused" | "failed"; message: string } {
-  if (err instanceof KubeApiError && err.status >= 400 && err.status < 500) {
-    return { outcome: "refused", message: err.detail || `${err.status} ${err.reason}` };
-  }
+  const refused = refusal(err);
+  if (refused !== undefined) return { outcome: "refused", message: refused };
   if (err instanceof KubeApiError) {
     return { outcome: "failed", message: err.detail || `${err.status} ${err.reason}` };
   }

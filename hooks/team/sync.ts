@@ -22,7 +22,7 @@ import {
   teamProviderNamespaces,
   TeamSpec,
 } from "../../lib/api/mod.ts";
-import { computeUsage, type TeamProvider } from "./usage.ts";
+import { computeUsage, type TeamProvider, teamProvider } from "./usage.ts";
 
 /**
  * Whether every TenantCluster of the team names an environment the team defines. Until admission refuses removing
@@ -75,13 +75,7 @@ export function customizeTeam(request: CustomizeRequest): CustomizeResponse {
 /** The ProviderConfigs the Team was given, with their per-team limits. */
 function teamProviders(request: CompositeRequest): TeamProvider[] {
   return readGroup(request.related, KINDS.ProviderConfig, ProviderLimitsView).flatMap((e) =>
-    e.ok
-      ? [{
-        key: e.key,
-        maxClustersPerTeam: e.value.spec?.limits?.maxClustersPerTeam,
-        maxNodesPerTeam: e.value.spec?.limits?.maxNodesPerTeam,
-      }]
-      : []
+    e.ok ? [teamProvider(e.key, e.value)] : []
   );
 }
 

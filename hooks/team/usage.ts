@@ -13,6 +13,7 @@ import { recordedShape, resolveTeamShape } from "../../lib/shape/mod.ts";
 import {
   type ObservedCluster,
   providerKey,
+  type ProviderLimitsView,
   recordedProviderRef,
   resolveProviderRef,
   teamNameOf,
@@ -111,6 +112,24 @@ export interface TeamProvider {
   readonly key: string;
   readonly maxClustersPerTeam?: number | undefined;
   readonly maxNodesPerTeam?: number | undefined;
+}
+
+/**
+ * A ProviderConfig as the Team's usage counts it: its `namespace/name` and its per-team limits. What the Team hook
+ * makes of its related ProviderConfigs, and `kubectl butler team usage` of the ones it lists.
+ *
+ * @example
+ * ```ts
+ * teamProvider("butler-system/harvester", { spec: { limits: { maxClustersPerTeam: 2 } } });
+ * // { key: "butler-system/harvester", maxClustersPerTeam: 2, maxNodesPerTeam: undefined }
+ * ```
+ */
+export function teamProvider(key: string, pc: ProviderLimitsView): TeamProvider {
+  return {
+    key,
+    maxClustersPerTeam: pc.spec?.limits?.maxClustersPerTeam,
+    maxNodesPerTeam: pc.spec?.limits?.maxNodesPerTeam,
+  };
 }
 
 /**
