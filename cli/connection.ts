@@ -6,7 +6,6 @@
  *
  * @module
  */
-import { parse } from "yaml";
 import { z } from "zod";
 import {
   type ExecConfig,
@@ -53,16 +52,6 @@ export function impersonationHeaders(flags: ConnectionFlags): Record<string, str
     "Impersonate-User": flags.as,
     ...(flags.asGroups?.length ? { "Impersonate-Group": flags.asGroups[0]! } : {}),
   };
-}
-
-/** The namespace of the context in use (`default` when it names none). */
-export function contextNamespace(text: string, context?: string): string {
-  const config = parse(text) as {
-    "current-context"?: string;
-    contexts?: { name: string; context?: { namespace?: string } }[];
-  } | null;
-  const name = context ?? config?.["current-context"];
-  return config?.contexts?.find((c) => c.name === name)?.context?.namespace || "default";
 }
 
 const ExecCredential = z.object({
@@ -157,5 +146,5 @@ export function openConnection(
       ...(headers ? { headers } : {}),
     },
   );
-  return { connection, namespace: contextNamespace(text, flags.context), source: path };
+  return { connection, namespace: connection.namespace ?? "default", source: path };
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { kubeconfigConnection } from "../lib/kube/mod.ts";
-import { contextNamespace, impersonationHeaders, kubeconfigPath, runCredentialPlugin } from "./connection.ts";
+import { impersonationHeaders, kubeconfigPath, runCredentialPlugin } from "./connection.ts";
 
 const PLUGIN = new URL("../tests/cli/fake_credential_plugin.ts", import.meta.url).pathname;
 const plugin = (mode: string) => ({
@@ -34,8 +34,12 @@ Deno.test("the CLI's connection, as kubectl makes it", async (t) => {
     assert.throws(() => kubeconfigPath(undefined, env({})), /no kubeconfig/);
   });
   await t.step("the context's namespace, else default", () => {
-    assert.equal(contextNamespace(KUBECONFIG), "team-a");
-    assert.equal(contextNamespace(KUBECONFIG, "b"), "default");
+    const exec = { exec: runCredentialPlugin };
+    assert.equal(kubeconfigConnection(KUBECONFIG, "kc", undefined, exec).namespace, "team-a");
+    assert.equal(
+      kubeconfigConnection(KUBECONFIG, "kc", undefined, { ...exec, context: "b" }).namespace,
+      undefined,
+    );
   });
   await t.step(
     "--as and --as-group become impersonation headers; groups alone, or several, are an error",

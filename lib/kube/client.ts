@@ -68,6 +68,8 @@ export interface KubeConnection {
   readonly httpClient?: Deno.HttpClient;
   /** Headers for every request (impersonation). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** The namespace the kubeconfig's context names, for clients that default to it (kubectl's `-n`). */
+  readonly namespace?: string;
 }
 
 /** Timeouts and retries. */

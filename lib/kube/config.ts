@@ -9,7 +9,7 @@ type ReadText = (path: string) => string;
 
 interface Kubeconfig {
   "current-context"?: string;
-  contexts?: { name: string; context: { cluster: string; user: string } }[];
+  contexts?: { name: string; context: { cluster: string; user: string; namespace?: string } }[];
   clusters?: {
     name: string;
     cluster: { server: string; "certificate-authority-data"?: string; "certificate-authority"?: string };
@@ -214,6 +214,7 @@ export function kubeconfigConnection(
     ...(token ? { token } : {}),
     ...(httpClient ? { httpClient } : {}),
     ...(options.headers ? { headers: options.headers } : {}),
+    ...(typeof context?.namespace === "string" && context.namespace ? { namespace: context.namespace } : {}),
   };
 }
 
