@@ -82,6 +82,23 @@ const tenantCluster = (name: string, creator: string, env?: string) => ({
   },
 });
 
+/** carol creates a cluster on cli-harvester in an environment of the team. */
+const carolCreates = (name: string, env: string, ...extra: string[]) =>
+  butler(
+    "cluster",
+    "create",
+    name,
+    "--team",
+    TEAM,
+    "--environment",
+    env,
+    "--provider",
+    "cli-harvester",
+    "--as",
+    "carol@example.com",
+    ...extra,
+  );
+
 /** alice moves the team's clusters without an environment to prod. */
 const bulk = (...extra: string[]) =>
   butler(
@@ -271,20 +288,7 @@ Deno.test("kubectl butler env migrate, as the seed's team members", async (t) =>
     await t.step(
       "cluster create: the caller is its creator, the shape shown first, admission decides",
       async () => {
-        const dry = await butler(
-          "cluster",
-          "create",
-          "carol-dev",
-          "--team",
-          TEAM,
-          "--environment",
-          "dev",
-          "--provider",
-          "cli-harvester",
-          "--dry-run",
-          "--as",
-          "carol@example.com",
-        );
+        const dry = await carolCreates("carol-dev", "dev", "--dry-run");
         assert.equal(dry.code, 0, dry.stderr);
         assert.equal(
           dry.stdout,
@@ -302,19 +306,7 @@ Deno.test("kubectl butler env migrate, as the seed's team members", async (t) =>
           1,
           "a dry run creates nothing",
         );
-        const real = await butler(
-          "cluster",
-          "create",
-          "carol-dev",
-          "--team",
-          TEAM,
-          "--environment",
-          "dev",
-          "--provider",
-          "cli-harvester",
-          "--as",
-          "carol@example.com",
-        );
+        const real = await carolCreates("carol-dev", "dev");
         assert.equal(real.code, 0, real.stderr);
         const created = await stored("carol-dev");
         assert.equal(
@@ -323,19 +315,7 @@ Deno.test("kubectl butler env migrate, as the seed's team members", async (t) =>
         );
         assert.equal(created.metadata.labels?.[ENV], "dev");
         // carol has d1 in prod already, where each member may have one.
-        const capped = await butler(
-          "cluster",
-          "create",
-          "carol-prod",
-          "--team",
-          TEAM,
-          "--environment",
-          "prod",
-          "--provider",
-          "cli-harvester",
-          "--as",
-          "carol@example.com",
-        );
+        const capped = await carolCreates("carol-prod", "prod");
         assert.equal(capped.code, 1);
         assert.match(
           capped.stdout,

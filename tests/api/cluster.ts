@@ -231,6 +231,23 @@ export function freePort(): number {
   return port;
 }
 
+/**
+ * A kubeconfig of one cluster and one user with a bearer token, the cluster's CA a file (`caFile`) or inline
+ * (`caData`, base64 PEM).
+ */
+export function tokenKubeconfig(
+  server: string,
+  token: string,
+  ca: { caFile: string } | { caData: string },
+): string {
+  const authority = "caFile" in ca
+    ? `certificate-authority: "${ca.caFile}"`
+    : `certificate-authority-data: ${ca.caData}`;
+  return `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "${server}", ${authority}}}]\n` +
+    `users: [{name: u, user: {token: "${token}"}}]\ncontexts: [{name: t, context: {cluster: t, user: u}}]\n` +
+    `current-context: t\n`;
+}
+
 /** The dependency cache of the Deno running the tests (the image's /deno-dir). */
 export async function denoDir(): Promise<string> {
   const out = await new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdout: "piped" }).output();

@@ -16,6 +16,7 @@ import {
   mapShipped,
   ROOT,
   spawnLogged,
+  tokenKubeconfig,
 } from "./cluster.ts";
 
 const pki = (name: string) => Deno.readTextFileSync(`${cluster().dir}/${name}`);
@@ -151,9 +152,7 @@ Deno.test("the shipped command line: narrowed permissions that are enough, and h
     .trim();
   const api = new URL(cluster().server).host;
   const kubeconfig = (server: string) =>
-    `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "${server}", ` +
-    `certificate-authority: "${dir}/serviceaccount/ca.crt"}}]\nusers: [{name: hooks, user: {token: "${token}"}}]\n` +
-    `contexts: [{name: t, context: {cluster: t, user: hooks}}]\ncurrent-context: t\n`;
+    tokenKubeconfig(server, token, { caFile: `${dir}/serviceaccount/ca.crt` });
   Deno.writeTextFileSync(`${dir}/serviceaccount/kubeconfig`, kubeconfig(cluster().server));
   const unlisted = `127.0.0.1:${freePort()}`;
   Deno.writeTextFileSync(`${dir}/serviceaccount/other-api.kubeconfig`, kubeconfig(`https://${unlisted}`));

@@ -22,6 +22,7 @@ import {
   mapShipped,
   ROOT,
   spawnLogged,
+  tokenKubeconfig,
 } from "./cluster.ts";
 import { parse } from "yaml";
 
@@ -168,10 +169,7 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
   const mgmtKubeconfig = `${tenant.dir}/management-kubeconfig`;
   Deno.writeTextFileSync(
     mgmtKubeconfig,
-    `apiVersion: v1\nkind: Config\nclusters: [{name: m, cluster: {server: "${mgmt.server}", ` +
-      `certificate-authority-data: ${b64(Deno.readTextFileSync(`${mgmt.dir}/ca.crt`))}}}]\n` +
-      `users: [{name: r, user: {token: "${saToken}"}}]\ncontexts: [{name: m, context: {cluster: m, user: r}}]\n` +
-      `current-context: m\n`,
+    tokenKubeconfig(mgmt.server, saToken, { caData: b64(Deno.readTextFileSync(`${mgmt.dir}/ca.crt`)) }),
   );
   const cache = await denoDir();
   const reporterContainer = (parse(

@@ -6,7 +6,7 @@
  * @module
  */
 import { encodeBase64 } from "../../lib/encoding/base64.ts";
-import { kubectlOk } from "./cluster.ts";
+import { kubectlOk, tokenKubeconfig } from "./cluster.ts";
 import { startControlPlane } from "./run.ts";
 import { controlPlaneBinary, operatorCrds } from "./tools.ts";
 
@@ -85,10 +85,7 @@ export async function startTestTenant(): Promise<TestTenant> {
         "-p",
         JSON.stringify({ status: { loadBalancer: { ingress: [{ ip }] } } }),
       ]),
-    kubeconfig: (token, server = plane.server) =>
-      `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "${server}", ` +
-      `certificate-authority-data: ${ca}}}]\nusers: [{name: r, user: {token: "${token}"}}]\n` +
-      `contexts: [{name: t, context: {cluster: t, user: r}}]\ncurrent-context: t\n`,
+    kubeconfig: (token, server = plane.server) => tokenKubeconfig(server, token, { caData: ca }),
     async installMetalLB() {
       const crds = await operatorCrds("metallb");
       await kubectl([

@@ -17,6 +17,7 @@ import {
   kubectlOk,
   shippedWebhooks,
   spawnLogged,
+  tokenKubeconfig,
   untilRun,
 } from "./cluster.ts";
 
@@ -69,9 +70,7 @@ Deno.test("the API server authenticates to the webhooks; a forged review is refu
     .trim();
   Deno.writeTextFileSync(
     `${dir}/webhook-auth-hooks.kubeconfig`,
-    `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "${cluster().server}", ` +
-      `certificate-authority: "${dir}/ca.crt"}}]\nusers: [{name: hooks, user: {token: "${token}"}}]\n` +
-      `contexts: [{name: t, context: {cluster: t, user: hooks}}]\ncurrent-context: t\n`,
+    tokenKubeconfig(cluster().server, token, { caFile: `${dir}/ca.crt` }),
   );
   const [port, webhookPort] = [freePort(), freePort()];
   const logFile = `${dir}/webhook-auth-service.log`;

@@ -8,7 +8,7 @@
  * @module
  */
 import { loadKustomization } from "../../lib/testing/mod.ts";
-import { denoDir, freePort, mapShipped, ROOT, spawnLogged } from "../api/cluster.ts";
+import { denoDir, freePort, mapShipped, ROOT, spawnLogged, tokenKubeconfig } from "../api/cluster.ts";
 import { startControlPlane } from "../api/run.ts";
 import { controlPlaneBinary, KUBERNETES_VERSION } from "../api/tools.ts";
 
@@ -55,9 +55,7 @@ const hooksToken = (await kubectl("create", "token", "butler-hooks", "-n", "butl
 const hooksKubeconfig = `${plane.dir}/hooks.kubeconfig`;
 Deno.writeTextFileSync(
   hooksKubeconfig,
-  `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "${plane.server}", ` +
-    `certificate-authority: "${plane.dir}/ca.crt"}}]\nusers: [{name: hooks, user: {token: "${hooksToken}"}}]\n` +
-    `contexts: [{name: t, context: {cluster: t, user: hooks}}]\ncurrent-context: t\n`,
+  tokenKubeconfig(plane.server, hooksToken, { caFile: `${plane.dir}/ca.crt` }),
 );
 const hookPort = freePort();
 // As deployed: HTTPS, and hook calls only with a client certificate from the test CA (Metacontroller's, which
