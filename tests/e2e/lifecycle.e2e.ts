@@ -182,8 +182,13 @@ Deno.test("Team: namespace, RoleBindings and ClusterRoles, then deletion", async
   });
 });
 
-Deno.test("TenantCluster with static IPAM: allocations, ledger, MetalLB, and release on deletion", async (t) => {
-  const apply = (path: string) => kubectlOk(["apply", "--server-side", "-f", path]);
+const apply = (path: string) => kubectlOk(["apply", "--server-side", "-f", path]);
+
+/**
+ * The seeds' IPAM setup both IPAM lifecycles start from: the harvester credentials Secret, the single-pool
+ * example (NetworkPool and ProviderConfig) and the platform team, whose namespace is there when this returns.
+ */
+async function platformOnSinglePool(): Promise<void> {
   await kubectlOk([
     "create",
     "secret",
@@ -196,6 +201,10 @@ Deno.test("TenantCluster with static IPAM: allocations, ledger, MetalLB, and rel
   await apply("examples/ipam/single-pool/");
   await apply("examples/teams/platform.yaml");
   await eventually("namespace team-platform", () => getObject("namespace", "team-platform"));
+}
+
+Deno.test("TenantCluster with static IPAM: allocations, ledger, MetalLB, and release on deletion", async (t) => {
+  await platformOnSinglePool();
   await apply("examples/tenantclusters/prod-cluster.yaml");
 
   await t.step("the TenantCluster becomes Ready with 8 LB addresses and 5 node addresses", async () => {
@@ -277,20 +286,8 @@ Deno.test("TenantCluster with static IPAM: allocations, ledger, MetalLB, and rel
 });
 
 Deno.test("the seed's pinned range with a Team default provider, then the Team deleted with everything in it", async (t) => {
-  const apply = (path: string) => kubectlOk(["apply", "--server-side", "-f", path]);
   const ns = "team-platform";
-  await kubectlOk([
-    "create",
-    "secret",
-    "generic",
-    "harvester-kubeconfig",
-    "-n",
-    "butler-system",
-    "--from-literal=kubeconfig=apiVersion: v1",
-  ]);
-  await apply("examples/ipam/single-pool/");
-  await apply("examples/teams/platform.yaml");
-  await eventually("namespace team-platform", () => getObject("namespace", ns));
+  await platformOnSinglePool();
   // The seed's pinned allocation first, then its cluster, which names no ProviderConfig: the Team's default.
   await apply("examples/ipallocations/api-lb-pinned.yaml");
   const cluster = (name: string) => ({
