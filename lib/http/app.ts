@@ -6,14 +6,14 @@ import type { HookConfig } from "../hook/mod.ts";
 import { jsonError } from "./errors.ts";
 import { capped } from "./bind.ts";
 import type { AppEnv, Runtime } from "./env.ts";
-
-/** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
-const NOW_HEADER_LOWER = "x-butler-now";
 import client from "prom-client";
 import { createHttpMetrics, type HttpMetrics } from "./metrics.ts";
 import { createDomainMetrics, type DomainMetrics } from "./domain_metrics.ts";
 import type { Offload } from "./pool.ts";
 import type { Signal } from "../signals/mod.ts";
+
+/** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
+const NOW_HEADER_LOWER = "x-butler-now";
 
 /** A structured log record; the service prints one JSON line per record. */
 export type LogRecord = Record<string, unknown>;
@@ -82,7 +82,22 @@ export interface HookService {
 
 const UNMATCHED = "unmatched";
 
-/** The worker pool's deadline and health, read from the pool when scraped. */
+/** The worker pool's gauges: each name, its help, and what of the pool's stats it reads. */
+const POOL_GAUGES: readonly [string, string, (s: ReturnType<Offload["stats"]>) => number][] = [
+  ["butler_hook_workers_busy", "Hook workers running a request now.", (s) => s.busy],
+  [
+    "butler_hook_queue_length",
+    "Hook requests waiting for a worker now (beyond HOOK_QUEUE_LIMIT they are answered 429).",
+    (s) => s.queued,
+  ],
+  [
+    "butler_hook_workers_unavailable",
+    "Hook workers that could not be replaced (the service reports itself unhealthy).",
+    (s) => s.unavailable ?? 0,
+  ],
+];
+
+/** The worker pool's deadline, load and health, read from the pool when scraped. */
 function registerPoolMetrics(registry: client.Registry, offload: Offload): void {
   new client.Counter({
     name: "butler_hook_deadline_exceeded_total",
@@ -94,30 +109,16 @@ function registerPoolMetrics(registry: client.Registry, offload: Offload): void 
       this.inc(offload.stats().timedOut ?? 0);
     },
   });
-  new client.Gauge({
-    name: "butler_hook_workers_busy",
-    help: "Hook workers running a request now.",
-    registers: [registry],
-    collect() {
-      this.set(offload.stats().busy);
-    },
-  });
-  new client.Gauge({
-    name: "butler_hook_queue_length",
-    help: "Hook requests waiting for a worker now (beyond HOOK_QUEUE_LIMIT they are answered 429).",
-    registers: [registry],
-    collect() {
-      this.set(offload.stats().queued);
-    },
-  });
-  new client.Gauge({
-    name: "butler_hook_workers_unavailable",
-    help: "Hook workers that could not be replaced (the service reports itself unhealthy).",
-    registers: [registry],
-    collect() {
-      this.set(offload.stats().unavailable ?? 0);
-    },
-  });
+  for (const [name, help, read] of POOL_GAUGES) {
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read(offload.stats()));
+      },
+    });
+  }
 }
 
 /**
