@@ -1,6 +1,6 @@
 import { butlerPath, LABELS, OWNER_ANNOTATIONS } from "../../lib/butler/mod.ts";
 import type { AdmissionDecision, AdmissionReviewRequest } from "../../lib/contract/mod.ts";
-import { type ReadPlan, type Reads, type Staged, staged } from "../../lib/http/mod.ts";
+import { type KubeWrite, type ReadPlan, type Reads, type Staged, staged } from "../../lib/http/mod.ts";
 import type { HookContext } from "../../lib/hook/mod.ts";
 import { ProviderConfigSpec, TeamSpec } from "../../lib/api/mod.ts";
 import { formatTime } from "../../lib/time/mod.ts";
@@ -12,12 +12,21 @@ import {
   type FieldError,
   footprintOf,
   footprintText,
+  type Load,
   loadOf,
   quotaInForce,
   type ShapeMemo,
   usageOf,
 } from "./quota.ts";
-import { type Footprint, LEDGER_NAME, quotaLedgerObject, readQuotaLedger } from "./reservations.ts";
+import {
+  laterVersion,
+  LEDGER_NAME,
+  type QuotaLedger,
+  quotaLedgerObject,
+  readQuotaLedger,
+  type Reservation,
+  reservationFresh,
+} from "./reservations.ts";
 import {
   type ProviderChoice,
   providerKey,
@@ -63,30 +72,46 @@ function teamDefaultName(team: unknown): string | undefined {
  * What a TenantCluster review reads. A create, or an update that changes what quotas count: its Team, its
  * ProviderConfig, the TenantClusters of its namespace and the quota ledger; once the Team is read, its default
  * ProviderConfig where the controller looks for it (every cluster without its own reference uses it, so the
- * default decides and counts like an explicit one). A delete: the ledger, and the cluster itself (a reservation is released only for a cluster really going).
+ * default decides and counts like an explicit one). A delete: the ledger, and the cluster itself (a reservation is
+ * released only for a cluster really going).
+ *
+ * The ledger is read first: the TenantClusters are then read at least at its {@linkcode SEEN_ANNOTATION} version,
+ * and once more from the API when a reservation past its grace has no cluster in that view.
  */
-export function tenantClusterAdmissionReads(review: AdmissionReviewRequest, reads: Reads = {}): ReadPlan {
+export function tenantClusterAdmissionReads(
+  review: AdmissionReviewRequest,
+  reads: Reads = {},
+  context?: Pick<HookContext, "now">,
+): ReadPlan {
   const r = review.request;
   const namespace = r.namespace ?? "";
+  const ledger = { ledger: { path: ledgerPath(namespace, LEDGER_NAME), cas: true } };
   if (r.operation === "DELETE") {
+    // The stored cluster decides a release, never a cache: a review that lags it must not free a reservation.
     return {
-      ledger: { path: ledgerPath(namespace, LEDGER_NAME) },
-      cluster: { path: butlerPath("tenantclusters", namespace, r.name ?? "") },
+      ...ledger,
+      cluster: { path: butlerPath("tenantclusters", namespace, r.name ?? ""), live: true },
     };
   }
   if (!checked(review)) return {};
   const team = teamNameOf(namespace, r.object?.spec);
   const ref = providerRefOf(r.object?.spec);
   const recorded = ref ? undefined : recordedProviderRef((r.object as ClusterObject | undefined)?.status);
-  const defaultName = team ? teamDefaultName(reads.team) : undefined;
-  return {
+  const first: ReadPlan = {
     ...(ref ? { provider: { path: butlerPath("providerconfigs", ref.namespace, ref.name) } } : {}),
     ...(recorded
       ? { recordedProvider: { path: butlerPath("providerconfigs", recorded.namespace, recorded.name) } }
       : {}),
     ...(team ? { team: { path: butlerPath("teams", undefined, team) } } : {}),
-    clusters: { path: butlerPath("tenantclusters", namespace), list: true },
-    ledger: { path: ledgerPath(namespace, LEDGER_NAME) },
+    ...ledger,
+  };
+  if (!("ledger" in reads)) return first;
+  const defaultName = team ? teamDefaultName(reads.team) : undefined;
+  const seen = readQuotaLedger(reads.ledger).seen;
+  const clusters = butlerPath("tenantclusters", namespace);
+  return {
+    ...first,
+    clusters: { path: clusters, list: true, ...(seen ? { atLeast: seen } : {}) },
     ...(defaultName
       ? Object.fromEntries(
         teamProviderNamespaces(namespace).map((ns) => [
@@ -95,7 +120,34 @@ export function tenantClusterAdmissionReads(review: AdmissionReviewRequest, read
         ]),
       )
       : {}),
+    ...(context && "clusters" in reads && unseenExpired(reads, review.request.name ?? "", context.now)
+      ? { clustersLive: { path: clusters, list: true, live: true } }
+      : {}),
   };
+}
+
+/** The view of the namespace's TenantClusters a decision uses, and whether it is live. */
+function clusterView(reads: Reads): { items: ClusterObject[]; live: boolean } {
+  const items = reads.clustersLive ?? reads.clusters;
+  return { items: Array.isArray(items) ? items as ClusterObject[] : [], live: "clustersLive" in reads };
+}
+
+/**
+ * Whether the ledger holds a reservation past its grace whose cluster the (cached) view does not show: only a
+ * live read can tell a create that failed from a cluster the cache has not seen yet.
+ */
+function unseenExpired(reads: Reads, self: string, now: Date): boolean {
+  const ledger = readQuotaLedger(reads.ledger);
+  if (!ledger.reservations.size) return false;
+  const names = new Set(clusterView(reads).items.map((c) => c.metadata?.name));
+  return [...ledger.reservations].some(([name, r]) =>
+    name !== self && !names.has(name) && !reservationFresh(r, now)
+  );
+}
+
+/** What the reads are once a staged ledger write has landed: the ledger it writes, in place of the one read. */
+export function tenantClusterAdmissionChain(reads: Reads, write: KubeWrite): Reads {
+  return { ...reads, ledger: write.body };
 }
 
 /**
@@ -207,7 +259,7 @@ export function admitTenantCluster(
     const write = {
       method: "PUT" as const,
       path: ledgerPath(namespace, LEDGER_NAME),
-      body: quotaLedgerObject(namespace, ledger, name, undefined, now),
+      body: quotaLedgerObject(namespace, ledger, name, undefined),
     };
     return staged({ allowed: true }, write, { allowed: true });
   }
@@ -254,12 +306,14 @@ export function admitTenantCluster(
     ? { key: key!, name: choice.ref.name, spec: pcSpec.data }
     : undefined;
   const memo: ShapeMemo = new Map();
-  const clusters = (Array.isArray(reads.clusters) ? reads.clusters as ClusterObject[] : []).map((c) => {
+  const view = clusterView(reads);
+  const clusters = view.items.map((c) => {
     const cref = resolve(c);
     return {
       name: c.metadata?.name ?? "",
       deleting: Boolean(c.metadata?.deletionTimestamp),
       load: footprintOf(c, team.data, cref && providerKey(cref.ref), memo),
+      version: c.metadata?.resourceVersion,
     };
   });
   const { errors: quota, load } = checkQuota({
@@ -271,29 +325,57 @@ export function admitTenantCluster(
     oldObject: r.oldObject as ClusterObject | undefined,
     provider,
     oldProviderKey: oldKey,
-    usage: usageOf(clusters, ledger, name, now),
+    usage: usageOf(clusters, ledger, name, now, view.live),
     memo,
   });
   errors.push(...quota);
   if (errors.length) return deny(errors);
   if (!quotaInForce(team.data, provider)) return { allowed: true };
-  const stored = new Map(clusters.filter((c) => !c.deleting).map((c) => [c.name, c.load]));
-  const settled = (key: string, r: Footprint) => {
-    const s = stored.get(key);
-    return s !== undefined && covers(s, loadOf(r));
-  };
+  const { drop, seen } = spent(clusters, ledger, view.live, now);
   const body = quotaLedgerObject(
     namespace,
     ledger,
     name,
     { ...footprintText(load), at: formatTime(now) },
-    now,
-    settled,
+    drop,
+    seen,
   );
   const write = ledger.resourceVersion
     ? { method: "PUT" as const, path: ledgerPath(namespace, LEDGER_NAME), body }
     : { method: "POST" as const, path: ledgerPath(namespace), body };
   return staged({ allowed: true }, write, CONTENDED);
+}
+
+/**
+ * Which reservations a write drops, and the ledger's new {@linkcode SEEN_ANNOTATION}: those whose cluster the
+ * view shows stored (covering its reservation, being deleted, or past the grace), recording the newest such
+ * cluster's resourceVersion so that no later decision can read a view without it; and, from a live view only,
+ * those past the grace whose cluster was never stored.
+ */
+function spent(
+  clusters: readonly { name: string; deleting: boolean; load: Load; version?: string | undefined }[],
+  ledger: QuotaLedger,
+  live: boolean,
+  now: Date,
+): { drop: (name: string, r: Reservation) => boolean; seen: string | undefined } {
+  const byName = new Map(clusters.map((c) => [c.name, c]));
+  const dropped = new Set<string>();
+  let seen = ledger.seen;
+  for (const [key, r] of ledger.reservations) {
+    const c = byName.get(key);
+    const fresh = reservationFresh(r, now);
+    if (!c) {
+      if (live && !fresh) dropped.add(key);
+      continue;
+    }
+    if (!(c.deleting || !fresh || covers(c.load, loadOf(r)))) continue;
+    const later = laterVersion(seen, c.version);
+    // A version that is not an etcd revision cannot be ordered: the reservation stays until it expires unseen.
+    if (later === undefined) continue;
+    seen = later;
+    dropped.add(key);
+  }
+  return { drop: (key) => dropped.has(key), seen };
 }
 
 function deny(errors: readonly FieldError[]): AdmissionDecision {

@@ -51,6 +51,7 @@ export interface ClusterObject {
     readonly labels?: Readonly<Record<string, string>> | null;
     readonly annotations?: Readonly<Record<string, string>> | null;
     readonly deletionTimestamp?: string | null;
+    readonly resourceVersion?: string;
   };
   readonly spec?: Record<string, unknown>;
   /** Its status: `effective` holds the shape it was given (unset fields keep it). */
@@ -122,13 +123,15 @@ export function footprintOf(
 /**
  * The loads the team already uses, apart from `self`: every TenantCluster that exists and is not being deleted
  * (with a fresh reservation of its own, the larger of the two per dimension: a scale-up in flight), and every
- * fresh reservation whose cluster has not appeared yet.
+ * fresh reservation whose cluster has not appeared yet. With a view that may lag (`live` false), every reservation
+ * whose cluster is not in it counts, however old.
  */
 export function usageOf(
   clusters: readonly { name: string; load: Load; deleting: boolean }[],
   ledger: QuotaLedger,
   self: string,
   now: Date,
+  live = true,
 ): Load[] {
   const out: Load[] = [];
   const seen = new Set<string>();
@@ -139,7 +142,8 @@ export function usageOf(
     out.push(r && reservationFresh(r, now) ? larger(c.load, loadOf(r)) : c.load);
   }
   for (const [name, r] of ledger.reservations) {
-    if (name !== self && !seen.has(name) && reservationFresh(r, now)) out.push(loadOf(r));
+    // Past its grace, a reservation stops counting only where a live read shows its cluster was never stored.
+    if (name !== self && !seen.has(name) && (!live || reservationFresh(r, now))) out.push(loadOf(r));
   }
   return out;
 }

@@ -4,6 +4,12 @@
  * reserved, as one line of JSON so `kubectl get configmap butler-quota-ledger -o yaml` reads plainly. Admission
  * writes it with the resourceVersion it read as precondition, which serialises every decision of one team.
  *
+ * Admission reads TenantClusters from a watch cache, which may lag. A reservation is therefore dropped only on
+ * the evidence of a view that every later decision is guaranteed to share: when the stored cluster is seen
+ * (settled, or past its grace), the ledger's {@linkcode SEEN_ANNOTATION} is raised to that object's
+ * resourceVersion, and a decision reads the clusters at least at that version (else from the API); when the
+ * cluster is not stored, only a live read may say so. Until then the reservation keeps counting.
+ *
  * @module
  */
 import { z } from "zod";
@@ -41,8 +47,16 @@ export interface Reservation extends Footprint {
   readonly at: string;
 }
 
+/**
+ * The TenantCluster resourceVersion every decision's view must have reached: the newest stored cluster whose
+ * reservation a write dropped because the view showed it.
+ */
+export const SEEN_ANNOTATION = "butler.butlerlabs.dev/clusters-seen";
+
 /** The ledger as read: its reservations by TenantCluster name, its resourceVersion, and unreadable entries. */
 export interface QuotaLedger {
+  /** {@linkcode SEEN_ANNOTATION}, when a write has set it. */
+  readonly seen?: string;
   readonly reservations: ReadonlyMap<string, Reservation>;
   /** Absent when the ConfigMap does not exist yet (the first write creates it). */
   readonly resourceVersion?: string;
@@ -79,7 +93,10 @@ function parseReservation(text: string): Reservation | undefined {
  */
 export function readQuotaLedger(configMap: unknown): QuotaLedger {
   const cm = configMap as
-    | { metadata?: { resourceVersion?: string }; data?: Record<string, unknown> }
+    | {
+      metadata?: { resourceVersion?: string; annotations?: Record<string, unknown> };
+      data?: Record<string, unknown>;
+    }
     | undefined;
   const reservations = new Map<string, Reservation>();
   const corrupt: string[] = [];
@@ -89,7 +106,13 @@ export function readQuotaLedger(configMap: unknown): QuotaLedger {
     else corrupt.push(name);
   }
   const rv = cm?.metadata?.resourceVersion;
-  return { reservations, ...(rv ? { resourceVersion: rv } : {}), corrupt };
+  const seen = cm?.metadata?.annotations?.[SEEN_ANNOTATION];
+  return {
+    reservations,
+    ...(rv ? { resourceVersion: rv } : {}),
+    ...(typeof seen === "string" && /^\d{1,30}$/.test(seen) ? { seen } : {}),
+    corrupt,
+  };
 }
 
 /** Whether a reservation made at `at` still holds at `now`. */
@@ -97,19 +120,26 @@ export function reservationFresh(r: Reservation, now: Date): boolean {
   return now.getTime() - parseTime(r.at)!.getTime() < RESERVATION_GRACE_SECONDS * 1000;
 }
 
+/** The later of two resourceVersions (decimal etcd revisions), or `undefined` when either is not one. */
+export function laterVersion(a: string | undefined, b: string | undefined): string | undefined {
+  const number = (v: string | undefined) => v !== undefined && /^\d{1,30}$/.test(v);
+  if (a === undefined || b === undefined) return number(a) ? a : number(b) ? b : undefined;
+  if (!number(a) || !number(b)) return undefined;
+  return BigInt(a) >= BigInt(b) ? a : b;
+}
+
 /**
- * The ledger ConfigMap after setting (or, with `undefined`, releasing) `name`'s reservation: expired
- * reservations, corrupt entries and reservations `settled` says the stored TenantCluster already covers are
- * dropped (so the ledger holds what is in flight, not the team), keys sorted, and the resourceVersion read kept as
- * precondition.
+ * The ledger ConfigMap after setting (or, with `undefined`, releasing) `name`'s reservation: the reservations
+ * `drop` names are dropped (so the ledger holds what is in flight, not the team), corrupt entries too, keys
+ * sorted, `seen` recorded as {@linkcode SEEN_ANNOTATION}, and the resourceVersion read kept as precondition.
  */
 export function quotaLedgerObject(
   namespace: string,
   ledger: QuotaLedger,
   name: string,
   reservation: Reservation | undefined,
-  now: Date,
-  settled: (name: string, r: Reservation) => boolean = () => false,
+  drop: (name: string, r: Reservation) => boolean = () => false,
+  seen: string | undefined = ledger.seen,
 ): Record<string, unknown> {
   const data: Record<string, string> = {};
   const entries = new Map(ledger.reservations);
@@ -117,7 +147,7 @@ export function quotaLedgerObject(
   else entries.delete(name);
   for (const key of [...entries.keys()].sort()) {
     const r = entries.get(key)!;
-    if (key === name || (reservationFresh(r, now) && !settled(key, r))) data[key] = JSON.stringify(r);
+    if (key === name || !drop(key, r)) data[key] = JSON.stringify(r);
   }
   return {
     apiVersion: "v1",
@@ -129,6 +159,7 @@ export function quotaLedgerObject(
       annotations: {
         "butler.butlerlabs.dev/description":
           "Quota reservations written by the TenantCluster admission webhook; do not edit.",
+        ...(seen ? { [SEEN_ANNOTATION]: seen } : {}),
       },
       ...(ledger.resourceVersion ? { resourceVersion: ledger.resourceVersion } : {}),
     },

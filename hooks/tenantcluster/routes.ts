@@ -1,5 +1,10 @@
 import type { Hono } from "hono";
-import { admitTenantCluster, tenantClusterAdmissionKey, tenantClusterAdmissionReads } from "./admission.ts";
+import {
+  admitTenantCluster,
+  tenantClusterAdmissionChain,
+  tenantClusterAdmissionKey,
+  tenantClusterAdmissionReads,
+} from "./admission.ts";
 import { tenantClusterSignals } from "./signals.ts";
 import { type AppEnv, bindAdmission, bindComposite, bindCustomize } from "../../lib/http/mod.ts";
 import { customizeTenantCluster, syncTenantCluster } from "./sync.ts";
@@ -14,7 +19,7 @@ export function registerTenantClusterRoutes(app: Hono<AppEnv>): void {
       "tenantcluster",
       admitTenantCluster,
       tenantClusterAdmissionReads,
-      tenantClusterAdmissionKey,
+      { key: tenantClusterAdmissionKey, chain: tenantClusterAdmissionChain },
     ),
   );
   app.post("/hooks/tenantcluster/finalize", bindComposite(syncTenantCluster, tenantClusterSignals));

@@ -16,10 +16,22 @@ import {
   UndeliveredGroupsError,
 } from "../contract/mod.ts";
 import type { HookContext } from "../hook/mod.ts";
-import { KubeApiError, type KubeReader } from "../kube/mod.ts";
+import { KubeApiError, type KubeClient } from "../kube/mod.ts";
 import { parseTime } from "../time/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 import { jsonError } from "./errors.ts";
+import {
+  DECISION_BUDGET_MS,
+  isStaged,
+  type KubeWrite,
+  MAX_DECISION_ATTEMPTS,
+  readAll,
+  type ReadPlan,
+  type Reads,
+  type Staged,
+  staged,
+} from "./decision.ts";
+import { createGroupCommit, type MemberResult } from "./group_commit.ts";
 import type { AppEnv, Subject } from "./env.ts";
 
 /** The header that replaces the clock for one request when the service runs with `CLOCK_OVERRIDE=true`. */
@@ -89,119 +101,22 @@ export interface Binding<Req extends z.ZodType, Res extends z.ZodType> {
    * has been read, until it asks for nothing new (at most {@linkcode MAX_READ_ROUNDS} rounds): a read may depend on
    * another (a TenantCluster's provider on its Team's default).
    */
-  readonly plan?: (request: z.output<Req>, reads: Reads) => ReadPlan;
+  readonly plan?: (request: z.output<Req>, reads: Reads, context: HookContext) => ReadPlan;
   /**
-   * Requests with the same key write the same object (admission's ledger): after a first conflict, their retries
-   * are decided one after the other in this process, so that they stop conflicting with each other. Other
-   * processes still meet the write's precondition.
+   * Requests with the same key write the same object (admission's ledger): they are decided in groups and
+   * committed in one write ({@linkcode createGroupCommit}); `chain` says what the reads become once a staged
+   * write has landed. Other processes still meet the write's precondition.
    */
-  readonly serialize?: (request: z.output<Req>) => string | undefined;
-}
-
-/**
- * How long a staged decision may keep trying (queueing, reads, conflicts) before it answers `contended`: the
- * API server waits at most `timeoutSeconds: 5` for a webhook, and a late answer is a failed call.
- */
-export const DECISION_BUDGET_MS = 4000;
-
-/** A queue per key: `run` starts once every earlier holder of `key` has finished. */
-function keyedQueue() {
-  const tails = new Map<string, Promise<unknown>>();
-  return async function <T>(key: string | undefined, run: () => Promise<T>): Promise<T> {
-    if (key === undefined) return run();
-    const before = tails.get(key) ?? Promise.resolve();
-    const mine = before.then(run, run);
-    const tail = mine.catch(() => {});
-    tails.set(key, tail);
-    try {
-      return await mine;
-    } finally {
-      if (tails.get(key) === tail) tails.delete(key);
-    }
+  readonly group?: {
+    readonly key: (request: z.output<Req>) => string | undefined;
+    readonly chain: (reads: Reads, write: KubeWrite) => Reads;
   };
-}
-
-/**
- * What an admission decision needs read, by name: one object (`undefined` when absent) or a list's items.
- * Derived from the request by a pure function, executed by the adapter, handed to the decision as {@linkcode Reads}.
- */
-export type ReadPlan = Readonly<
-  Record<string, { readonly path: string; readonly list?: boolean; readonly labelSelector?: string }>
->;
-
-/** The results of a {@linkcode ReadPlan}, by the same names. */
-export type Reads = Readonly<Record<string, unknown>>;
-
-/** One write an admission decision depends on: a create (POST) or a replace under a resourceVersion (PUT). */
-export interface KubeWrite {
-  readonly method: "POST" | "PUT";
-  readonly path: string;
-  readonly body: unknown;
-}
-
-const STAGED = Symbol("staged");
-
-/**
- * A response that holds only once `write` lands. On a conflict (409) the adapter reads again and runs the function
- * again, at most {@linkcode MAX_DECISION_ATTEMPTS} times, then answers `contended`.
- */
-export interface Staged<T> {
-  readonly [STAGED]: true;
-  readonly response: T;
-  readonly write: KubeWrite;
-  readonly contended: T;
-}
-
-/** Builds a {@linkcode Staged} response. */
-export function staged<T>(response: T, write: KubeWrite, contended: T): Staged<T> {
-  return { [STAGED]: true, response, write, contended };
-}
-
-function isStaged<T>(v: T | Staged<T>): v is Staged<T> {
-  return typeof v === "object" && v !== null && STAGED in v;
 }
 
 const NO_API = "admission needs the Kubernetes API, and none is configured";
 
-/** Decisions made and written again after conflicts, before the answer is "try again". */
-export const MAX_DECISION_ATTEMPTS = 8;
-
-/** Rounds of reads a decision may make, each depending on the ones before. */
-export const MAX_READ_ROUNDS = 3;
-
-/**
- * Reads what `plan` asks for, then asks it again with what was read, until it asks for nothing new. A plan that
- * still asks for more after {@linkcode MAX_READ_ROUNDS} rounds is our bug, and fails the call.
- */
-async function readAll(
-  plan: (reads: Reads) => ReadPlan,
-  kube: KubeReader,
-): Promise<Reads> {
-  let reads: Reads = {};
-  for (let round = 0; round < MAX_READ_ROUNDS; round++) {
-    const wanted = Object.entries(plan(reads)).filter(([name]) => !(name in reads));
-    if (!wanted.length) return reads;
-    reads = { ...reads, ...(await execute(Object.fromEntries(wanted), kube)) };
-  }
-  if (Object.keys(plan(reads)).some((name) => !(name in reads))) {
-    throw new Error(`admission read plan did not settle after ${MAX_READ_ROUNDS} rounds`);
-  }
-  return reads;
-}
-
-async function execute(plan: ReadPlan, kube: KubeReader): Promise<Reads> {
-  const entries = await Promise.all(
-    Object.entries(plan).map(async ([name, read]) =>
-      [
-        name,
-        read.list
-          ? await kube.list(read.path, read.labelSelector ? { labelSelector: read.labelSelector } : {})
-          : await kube.get(read.path),
-      ] as const
-    ),
-  );
-  return Object.fromEntries(entries);
-}
+/** A staged decision where no API is configured. */
+class NoApi extends Error {}
 
 /**
  * Turns a pure function into a Hono handler. The handler checks the content type (415), parses JSON (400),
@@ -211,7 +126,14 @@ async function execute(plan: ReadPlan, kube: KubeReader): Promise<Reads> {
 export function bind<Req extends z.ZodType, Res extends z.ZodType>(
   binding: Binding<Req, Res>,
 ): Handler<AppEnv> {
-  const queue = keyedQueue();
+  const groups = new WeakMap<KubeClient, ReturnType<typeof createGroupCommit<z.output<Req>, z.input<Res>>>>();
+  const groupOf = (kube: KubeClient) => {
+    let submit = groups.get(kube);
+    if (!submit) {
+      groups.set(kube, submit = createGroupCommit({ kube, run: binding.run, chain: binding.group!.chain }));
+    }
+    return submit;
+  };
   return async (c: Context<AppEnv>) => {
     if (!isJsonContentType(c.req.header("content-type"))) {
       return jsonError(
@@ -256,60 +178,63 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
       }
     }
 
-    const plan = (reads: Reads) => binding.plan?.(request, reads) ?? {};
+    const context = { now, config: runtime.hookConfig };
+    const plan = (reads: Reads) => binding.plan?.(request, reads, context) ?? {};
     const kube = runtime.kube;
     if (Object.keys(plan({})).length && !kube) {
       return jsonError(c, 503, NO_API);
     }
-    return await decide(c, request, plan, now, binding.serialize?.(request), performance.now());
+    const key = kube && binding.group?.key(request);
+    const outcome = key !== undefined && kube
+      ? await groupOf(kube)(key, { request, plan, context, started: performance.now() })
+      : await decide(request, plan, context, kube, performance.now());
+    if ("error" in outcome) {
+      const err = outcome.error;
+      if (err instanceof UndeliveredGroupsError) return jsonError(c, 400, err.message, err.problems);
+      if (err instanceof NoApi) return jsonError(c, 503, NO_API);
+      if (!(err instanceof KubeApiError)) throw err;
+      // A read or write that fails is an error, not a denial: the API server then applies the failurePolicy.
+      c.set("failure", err.message);
+      return jsonError(c, 503, `cannot reach the API (${err.status} ${err.reason}); try again`);
+    }
+    return answer(c, request, outcome.response, context);
   };
 
-  /**
-   * Reads, runs the function and writes what it staged. The first attempt runs at once; after a conflict, the
-   * retries of requests with the same key queue in this process, so they conflict only with other processes.
-   */
+  /** Reads, runs the function and writes what it staged; on a conflict, reads and decides again. */
   async function decide(
-    c: Context<AppEnv>,
     request: z.output<Req>,
     plan: (reads: Reads) => ReadPlan,
-    now: Date,
-    key: string | undefined,
+    context: HookContext,
+    kube: KubeClient | undefined,
     started: number,
-  ): Promise<Response> {
-    const runtime = c.get("runtime");
-    const kube = runtime.kube;
-    let result: z.input<Res> | undefined;
-    for (let attempt = 1; result === undefined; attempt++) {
+  ): Promise<MemberResult<z.input<Res>>> {
+    for (let attempt = 1;; attempt++) {
       let outcome: z.input<Res> | Staged<z.input<Res>> | undefined;
       try {
-        // A read or write that fails is an error, not a denial: the API server then applies the failurePolicy.
-        const reads = Object.keys(plan({})).length ? await readAll(plan, kube!) : {};
-        outcome = binding.run(request, { now, config: runtime.hookConfig }, reads);
-        if (!isStaged(outcome)) {
-          result = outcome;
-        } else if (!kube) {
-          return jsonError(c, 503, NO_API);
-        } else {
-          await kube.write(outcome.write.method, outcome.write.path, outcome.write.body);
-          result = outcome.response;
+        const reads = Object.keys(plan({})).length ? await readAll(plan, kube!, attempt > 1) : {};
+        outcome = binding.run(request, context, reads);
+        if (!isStaged(outcome)) return { response: outcome };
+        if (!kube) throw new NoApi();
+        await kube.write(outcome.write.method, outcome.write.path, outcome.write.body);
+        return { response: outcome.response };
+      } catch (error) {
+        const contended = error instanceof KubeApiError && error.status === 409 && outcome !== undefined &&
+          isStaged(outcome);
+        if (!contended) return { error };
+        if (attempt >= MAX_DECISION_ATTEMPTS || performance.now() - started >= DECISION_BUDGET_MS) {
+          return { response: (outcome as Staged<z.input<Res>>).contended };
         }
-      } catch (err) {
-        if (err instanceof UndeliveredGroupsError) return jsonError(c, 400, err.message, err.problems);
-        if (!(err instanceof KubeApiError)) throw err;
-        const contended = err.status === 409 && outcome !== undefined && isStaged(outcome);
-        const inBudget = performance.now() - started < DECISION_BUDGET_MS;
-        if (contended && inBudget && key !== undefined) {
-          return await queue(key, () => decide(c, request, plan, now, undefined, started));
-        }
-        if (contended && attempt < MAX_DECISION_ATTEMPTS && inBudget) continue;
-        if (contended) {
-          result = (outcome as Staged<z.input<Res>>).contended;
-          break;
-        }
-        c.set("failure", err.message);
-        return jsonError(c, 503, `cannot reach the API (${err.status} ${err.reason}); try again`);
       }
     }
+  }
+
+  /** Checks the answer against the response schema, and notes what it signals. */
+  function answer(
+    c: Context<AppEnv>,
+    request: z.output<Req>,
+    result: z.input<Res>,
+    context: HookContext,
+  ): Response {
     const checked = binding.response.safeParse(result);
     if (!checked.success) {
       const issue = checked.error.issues[0];
@@ -323,7 +248,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
       try {
         c.set(
           "signals",
-          binding.signals(request, checked.data as z.output<Res>, { now, config: runtime.hookConfig }),
+          binding.signals(request, checked.data as z.output<Res>, context),
         );
       } catch (err) {
         // A signal is a side note: the answer stands, and the log says what went wrong.
@@ -402,8 +327,8 @@ export function bindCustomize(
  * Binds an admission decision function; the AdmissionReview envelope (uid echoed) is built here. With `plan`,
  * the objects it names are read from the API first and handed to `decide`, which stays pure. A decision that
  * holds only once something is written (a quota reservation) returns {@linkcode staged}: the adapter writes it,
- * and on a conflict reads and decides again; retries of reviews with the same `serialize` key run one at a time
- * in this process, so they stop conflicting with each other.
+ * and on a conflict reads and decides again. Reviews with the same `group` key are decided in groups and
+ * committed in one write ({@linkcode createGroupCommit}).
  */
 export function bindAdmission(
   webhook: string,
@@ -412,14 +337,17 @@ export function bindAdmission(
     context: HookContext,
     reads: Reads,
   ) => AdmissionDecision | Staged<AdmissionDecision>,
-  plan?: (review: AdmissionReviewRequest, reads: Reads) => ReadPlan,
-  serialize?: (review: AdmissionReviewRequest) => string | undefined,
+  plan?: (review: AdmissionReviewRequest, reads: Reads, context: HookContext) => ReadPlan,
+  group?: {
+    readonly key: (review: AdmissionReviewRequest) => string | undefined;
+    readonly chain: (reads: Reads, write: KubeWrite) => Reads;
+  },
 ): Handler<AppEnv> {
   return bind({
     request: AdmissionReviewRequest,
     response: AdmissionReviewResponse,
     ...(plan ? { plan } : {}),
-    ...(serialize ? { serialize } : {}),
+    ...(group ? { group } : {}),
     run: (review, context, reads) => {
       const uid = review.request.uid;
       const d = decide(review, context, reads);

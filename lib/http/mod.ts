@@ -6,6 +6,8 @@
  */
 export * from "./app.ts";
 export * from "./bind.ts";
+export * from "./decision.ts";
+export * from "./group_commit.ts";
 export * from "./env.ts";
 export * from "./errors.ts";
 export * from "./metrics.ts";

@@ -7,12 +7,23 @@
  * @module
  */
 
+/**
+ * How fresh a read must be. The API itself always satisfies both; a cache ({@linkcode createKubeCache}) serves
+ * from memory only what it can serve at that freshness.
+ */
+export interface ReadFreshness {
+  /** Read from the API, never from a cache: the object a write will be conditioned on, after a conflict. */
+  readonly live?: boolean;
+  /** A cached answer must reflect at least this resourceVersion of its collection. */
+  readonly atLeast?: string;
+}
+
 /** What admission reads: one object (absent is `undefined`, not an error) or the items of a list. */
 export interface KubeReader {
   /** GETs `path` (e.g. `/apis/butler.butlerlabs.dev/v1alpha1/teams/payments`); `undefined` when 404. */
-  get(path: string): Promise<unknown | undefined>;
+  get(path: string, options?: ReadFreshness): Promise<unknown | undefined>;
   /** GETs a collection `path` with an optional label selector and returns its items. */
-  list(path: string, options?: { labelSelector?: string }): Promise<unknown[]>;
+  list(path: string, options?: { labelSelector?: string } & ReadFreshness): Promise<unknown[]>;
 }
 
 /** A {@linkcode KubeReader} that can also write, for the one object admission writes (the quota ledger). */

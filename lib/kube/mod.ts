@@ -5,6 +5,7 @@
  * @module
  */
 export * from "./chunks.ts";
+export * from "./cache.ts";
 export * from "./client.ts";
 export * from "./config.ts";
 export * from "./events.ts";

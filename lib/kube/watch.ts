@@ -44,8 +44,13 @@ export interface WatchOptions<T> {
   readonly random?: () => number;
   /** Milliseconds since the epoch; `Date.now` by default. */
   readonly clock?: () => number;
-  /** Called after the kept objects changed (a list, or an event that changed them). */
-  readonly onChange?: () => void;
+  /**
+   * Called after the kept objects changed: with the object's key after an event that changed it, without one
+   * after a list (everything may have changed).
+   */
+  readonly onChange?: (key?: string) => void;
+  /** Called whenever {@linkcode Watcher.resourceVersion} moves (a list, an event, a bookmark). */
+  readonly onProgress?: (resourceVersion: string) => void;
   /** Called when the health changes. */
   readonly onHealth?: (health: WatchHealth) => void;
 }
@@ -59,6 +64,11 @@ export interface Watcher<T> {
   readonly lastContact: number;
   /** True once a complete list was read. */
   readonly synced: boolean;
+  /**
+   * The resourceVersion the kept objects reflect: the list's, then each event's or bookmark's. Every change of
+   * the collection up to it has been applied.
+   */
+  readonly resourceVersion: string | undefined;
   /** True when objects were not kept for `maxItems`. */
   readonly overflow: boolean;
   /** Stops the watch and waits for its loop to end. */
@@ -160,19 +170,24 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
     options.onHealth?.(h);
   };
 
-  /** Keeps or drops one object; true when the kept set changed. */
-  function put(map: Map<string, T>, raw: unknown, deleted: boolean): boolean {
+  /** Keeps or drops one object; its key when the kept set changed. */
+  function put(map: Map<string, T>, raw: unknown, deleted: boolean): string | undefined {
     const key = keyOf(raw);
-    if (!key) return false;
+    if (!key) return undefined;
     const value = deleted ? undefined : select(raw);
-    if (value === undefined) return map.delete(key);
+    if (value === undefined) return map.delete(key) ? key : undefined;
     if (!map.has(key) && map.size >= maxItems) {
       overflow = true;
-      return false;
+      return undefined;
     }
     map.set(key, value);
-    return true;
+    return key;
   }
+
+  const progress = (rv: string) => {
+    resourceVersion = rv;
+    options.onProgress?.(rv);
+  };
 
   async function list(): Promise<void> {
     const next = new Map<string, T>();
@@ -198,8 +213,9 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
       cont = page.metadata?.continue || undefined;
     } while (cont);
     items = next;
-    resourceVersion = rv;
     synced = true;
+    if (rv) progress(rv);
+    else resourceVersion = rv;
     options.onChange?.();
   }
 
@@ -259,10 +275,18 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
       throw new KubeApiError(status?.code ?? 0, status?.reason ?? "WatchError", status?.message ?? "", path);
     }
     const rv = META(event.object)?.resourceVersion;
+    if (
+      event.type === "BOOKMARK" ||
+      (event.type !== "ADDED" && event.type !== "MODIFIED" && event.type !== "DELETED")
+    ) {
+      if (typeof rv === "string" && rv) progress(rv);
+      return;
+    }
+    const key = put(items, event.object, event.type === "DELETED");
+    // The object first, then the version: a reader that sees the version finds the object applied.
     if (typeof rv === "string" && rv) resourceVersion = rv;
-    if (event.type === "BOOKMARK") return;
-    if (event.type !== "ADDED" && event.type !== "MODIFIED" && event.type !== "DELETED") return;
-    if (put(items, event.object, event.type === "DELETED")) options.onChange?.();
+    if (key !== undefined) options.onChange?.(key);
+    if (typeof rv === "string" && rv) options.onProgress?.(rv);
   }
 
   const pause = (ms: number) =>
@@ -315,6 +339,9 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
     },
     get synced() {
       return synced;
+    },
+    get resourceVersion() {
+      return resourceVersion;
     },
     get overflow() {
       return overflow;

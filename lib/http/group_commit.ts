@@ -1,0 +1,149 @@
+/**
+ * Group commit for admission decisions that write one object per key (a team's quota ledger), as Kubernetes'
+ * ResourceQuota admission batches the pending admissions of a namespace into one compare-and-swap write.
+ *
+ * The first review of a key is decided at once. Reviews that arrive while its write is in flight wait, and are
+ * then decided together, in arrival order, against one view: each is decided on what was read plus the staged
+ * writes of the members before it ({@linkcode GroupDecider.chain}), so each is admitted or refused individually,
+ * with the message it would get alone after the earlier ones. The group's last staged write carries every
+ * admission and is sent once, under the resourceVersion read. A conflict (another replica went first) re-decides
+ * the whole group on a fresh view; no member is answered before the write its answer depends on has landed, so a
+ * refusal is never caused by an admission that did not happen. Members decided before the group's first staged
+ * write do not depend on it and are answered at once.
+ *
+ * @module
+ */
+import { KubeApiError, type KubeClient } from "../kube/mod.ts";
+import type { HookContext } from "../hook/mod.ts";
+import {
+  DECISION_BUDGET_MS,
+  isStaged,
+  type KubeWrite,
+  MAX_DECISION_ATTEMPTS,
+  memoReader,
+  readAll,
+  type ReadPlan,
+  type Reads,
+  type Staged,
+} from "./decision.ts";
+
+/** Members decided in one write at most: a ledger write stays small, and a group stays within the budget. */
+export const MAX_GROUP = 256;
+
+/** One review waiting for its group. */
+export interface GroupMember<Req> {
+  readonly request: Req;
+  readonly plan: (reads: Reads) => ReadPlan;
+  readonly context: HookContext;
+  /** `performance.now()` when the review arrived: the budget runs from there. */
+  readonly started: number;
+}
+
+/** A member's answer, or the error that fails its call (a failed read or write: the API server's failurePolicy). */
+export type MemberResult<Res> = { readonly response: Res } | { readonly error: unknown };
+
+/** What a group commit decides with. */
+export interface GroupDecider<Req, Res> {
+  readonly kube: KubeClient;
+  readonly run: (request: Req, context: HookContext, reads: Reads) => Res | Staged<Res>;
+  /** The reads as they will be once `write` has landed (the ledger it writes, in place of the one read). */
+  readonly chain: (reads: Reads, write: KubeWrite) => Reads;
+  /** Milliseconds, monotonic; `performance.now` by default. */
+  readonly elapsed?: () => number;
+}
+
+interface Waiting<Req, Res> {
+  readonly member: GroupMember<Req>;
+  readonly resolve: (result: MemberResult<Res>) => void;
+}
+
+/**
+ * Returns `submit(key, member)`, which resolves with the member's answer once its group has been decided and
+ * written.
+ *
+ * @example
+ * ```ts
+ * const submit = createGroupCommit({ kube, run: admitTenantCluster, chain: (r, w) => ({ ...r, ledger: w.body }) });
+ * const result = await submit("quota-ledger/team-a", { request, plan, context, started: performance.now() });
+ * ```
+ */
+export function createGroupCommit<Req, Res>(
+  decider: GroupDecider<Req, Res>,
+): (key: string, member: GroupMember<Req>) => Promise<MemberResult<Res>> {
+  const { kube, run, chain } = decider;
+  const elapsed = decider.elapsed ?? (() => performance.now());
+  const queues = new Map<string, Waiting<Req, Res>[]>();
+
+  async function drain(key: string, queue: Waiting<Req, Res>[]): Promise<void> {
+    try {
+      for (let group = queue.splice(0, MAX_GROUP); group.length; group = queue.splice(0, MAX_GROUP)) {
+        await decideGroup(group);
+      }
+    } finally {
+      queues.delete(key);
+    }
+  }
+
+  async function decideGroup(group: Waiting<Req, Res>[]): Promise<void> {
+    let fresh = false;
+    for (let attempt = 1;; attempt++) {
+      const reader = memoReader(kube);
+      let write: KubeWrite | undefined;
+      const held: { waiting: Waiting<Req, Res>; outcome: Res | Staged<Res>; reads: Reads }[] = [];
+      for (const waiting of group) {
+        const { request, plan, context } = waiting.member;
+        try {
+          const read = await readAll(plan, reader, fresh);
+          const reads = write ? chain(read, write) : read;
+          const outcome = run(request, context, reads);
+          if (isStaged(outcome)) write = outcome.write;
+          else if (!write) {
+            waiting.resolve({ response: outcome });
+            continue;
+          }
+          held.push({ waiting, outcome, reads: read });
+        } catch (error) {
+          waiting.resolve({ error });
+        }
+      }
+      if (!write) return;
+      const answer = (h: (typeof held)[number]) =>
+        h.waiting.resolve({ response: isStaged(h.outcome) ? h.outcome.response : h.outcome });
+      try {
+        await kube.write(write.method, write.path, write.body);
+        held.forEach(answer);
+        return;
+      } catch (error) {
+        const conflict = error instanceof KubeApiError && error.status === 409;
+        const oldest = Math.min(...held.map((h) => h.waiting.member.started));
+        if (conflict && attempt < MAX_DECISION_ATTEMPTS && elapsed() - oldest < DECISION_BUDGET_MS) {
+          fresh = true;
+          group = held.map((h) => h.waiting);
+          continue;
+        }
+        for (const h of held) {
+          if (!conflict) h.waiting.resolve({ error });
+          else if (isStaged(h.outcome)) h.waiting.resolve({ response: h.outcome.contended });
+          else {
+            // Refused on top of admissions that did not land: decided again on its own view, without them.
+            const alone = run(h.waiting.member.request, h.waiting.member.context, h.reads);
+            h.waiting.resolve({ response: isStaged(alone) ? alone.contended : alone });
+          }
+        }
+        return;
+      }
+    }
+  }
+
+  return (key, member) =>
+    new Promise((resolve) => {
+      const queue = queues.get(key);
+      if (queue) {
+        queue.push({ member, resolve });
+        return;
+      }
+      const fresh: Waiting<Req, Res>[] = [{ member, resolve }];
+      queues.set(key, fresh);
+      void drain(key, fresh);
+    });
+}

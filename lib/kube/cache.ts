@@ -1,0 +1,251 @@
+/**
+ * A watch-backed read cache for admission, the informer idea of Kubernetes' own ResourceQuota admission: each
+ * cached collection is listed once and then watched ({@linkcode startWatch}: bookmarks, relist on 410,
+ * resourceVersion tracking), and admission's GETs and LISTs of it are answered from memory. Paths it does not
+ * cache, and reads marked `live`, go to the API.
+ *
+ * A cache is never a second source of truth:
+ *
+ * - nothing is answered before a collection's first complete list (a 503 `CacheNotSynced`, so the API server
+ *   applies the webhook's failurePolicy, as for a failed read);
+ * - a read that asks for `atLeast` a resourceVersion is answered from memory only once the watch has applied
+ *   every change up to it; it waits for the watch a moment, then reads the API (resourceVersions are compared as
+ *   the etcd revisions they are; one that is not a number is never taken as reached);
+ * - writes always go to the API, under the precondition the caller gives.
+ *
+ * @module
+ */
+import { type FullKubeClient, KubeApiError, type KubeClient, type ReadFreshness } from "./client.ts";
+import { startWatch, type Watcher, type WatchOptions } from "./watch.ts";
+
+/** One cached collection. */
+export interface CachedCollection {
+  /** `/api/v1` or `/apis/<group>/<version>`. */
+  readonly prefix: string;
+  /** The resource, e.g. `tenantclusters`. */
+  readonly resource: string;
+  /** Only objects of this name are cached (the watch selects them by `metadata.name`); GETs of others read live. */
+  readonly name?: string;
+  /** Reduces an object to what readers use (default: kept whole). */
+  readonly select?: (raw: unknown) => unknown;
+}
+
+/** Options of {@linkcode createKubeCache}. */
+export interface KubeCacheOptions {
+  readonly client: FullKubeClient;
+  readonly collections: readonly CachedCollection[];
+  /** How long an `atLeast` read waits for the watch before it reads the API (default 1,000 ms). */
+  readonly waitMs?: number;
+  /** Watch settings shared by every collection (tests shorten backoffs). */
+  readonly watch?: Partial<
+    Omit<WatchOptions<unknown>, "client" | "path" | "select" | "onChange" | "onProgress">
+  >;
+}
+
+/** What a cache tells about itself, for metrics and tests. */
+export interface KubeCacheStats {
+  /** Objects kept, by resource. */
+  readonly objects: Readonly<Record<string, number>>;
+  /** Reads answered from memory and from the API (uncached paths, `live`, or an `atLeast` not reached in time). */
+  readonly hits: number;
+  readonly misses: number;
+}
+
+/** A {@linkcode KubeClient} that reads cached collections from memory. */
+export interface KubeCache extends KubeClient {
+  /** True once every collection has been listed. */
+  readonly synced: boolean;
+  stats(): KubeCacheStats;
+  /** Stops every watch. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Whether resourceVersion `have` is at least `want`. Both must be decimal numbers (etcd revisions); otherwise
+ * the answer is "no", and the caller reads the API.
+ *
+ * @example
+ * ```ts
+ * reached("120", "99"); // true
+ * reached("abc", "1"); // false
+ * ```
+ */
+export function reached(have: string | undefined, want: string): boolean {
+  if (have === undefined || !/^\d{1,30}$/.test(have) || !/^\d{1,30}$/.test(want)) return false;
+  return BigInt(have) >= BigInt(want);
+}
+
+const PATH = /^(\/api\/v1|\/apis\/[^/?]+\/[^/?]+)(?:\/namespaces\/([^/?]+))?\/([^/?]+)(?:\/([^/?]+))?$/;
+
+interface Entry {
+  readonly collection: CachedCollection;
+  readonly watcher: Watcher<unknown>;
+  /** Kept objects by namespace ("" for cluster-scoped ones), then name. */
+  readonly byNamespace: Map<string, Map<string, unknown>>;
+  /** The items of a namespace (or of all, under `*`) as last handed out, until that namespace changes. */
+  readonly lists: Map<string, unknown[]>;
+  readonly waiters: Set<() => void>;
+}
+
+const splitKey = (key: string): [string, string] => {
+  const slash = key.indexOf("/");
+  return slash < 0 ? ["", key] : [key.slice(0, slash), key.slice(slash + 1)];
+};
+
+/**
+ * Starts watching `collections` and returns a client that reads them from memory.
+ *
+ * @example
+ * ```ts
+ * const kube = createKubeCache({
+ *   client,
+ *   collections: [{ prefix: "/apis/butler.butlerlabs.dev/v1alpha1", resource: "teams" }],
+ * });
+ * await kube.get("/apis/butler.butlerlabs.dev/v1alpha1/teams/payments"); // from memory once synced
+ * ```
+ */
+export function createKubeCache(options: KubeCacheOptions): KubeCache {
+  const { client, waitMs = 1000 } = options;
+  let hits = 0, misses = 0;
+  const entries = new Map<string, Entry>();
+  for (const collection of options.collections) {
+    const byNamespace = new Map<string, Map<string, unknown>>();
+    const lists = new Map<string, unknown[]>();
+    const waiters = new Set<() => void>();
+    const select = collection.select ?? ((raw: unknown) => raw);
+    const field = collection.name
+      ? `?fieldSelector=${encodeURIComponent(`metadata.name=${collection.name}`)}`
+      : "";
+    const entry: Entry = {
+      collection,
+      byNamespace,
+      lists,
+      waiters,
+      watcher: startWatch<unknown>({
+        ...options.watch,
+        client,
+        path: `${collection.prefix}/${collection.resource}${field}`,
+        select,
+        onChange: (key) => {
+          if (key === undefined) {
+            rebuild(entry);
+            return;
+          }
+          const [ns, name] = splitKey(key);
+          const value = entry.watcher.items.get(key);
+          let names = byNamespace.get(ns);
+          if (value === undefined) names?.delete(name);
+          else (names ??= byNamespace.set(ns, new Map()).get(ns)!).set(name, value);
+          if (names && !names.size) byNamespace.delete(ns);
+          lists.delete(ns);
+          lists.delete("*");
+        },
+        onProgress: () => {
+          for (const wake of [...waiters]) wake();
+        },
+      }),
+    };
+    entries.set(`${collection.prefix} ${collection.resource}`, entry);
+  }
+
+  function rebuild(entry: Entry): void {
+    entry.byNamespace.clear();
+    entry.lists.clear();
+    for (const [key, value] of entry.watcher.items) {
+      const [ns, name] = splitKey(key);
+      let names = entry.byNamespace.get(ns);
+      if (!names) entry.byNamespace.set(ns, names = new Map());
+      names.set(name, value);
+    }
+  }
+
+  /** The cached collection a path reads, with its namespace and name; undefined when not cached. */
+  function route(path: string) {
+    const m = PATH.exec(path);
+    if (!m) return undefined;
+    const entry = entries.get(`${m[1]} ${m[3]}`);
+    if (!entry) return undefined;
+    return {
+      entry,
+      namespace: m[2] === undefined ? undefined : decodeURIComponent(m[2]),
+      name: m[4] === undefined ? undefined : decodeURIComponent(m[4]),
+    };
+  }
+
+  /** Resolves once `entry` reflects `want` (true) or after `waitMs` (false). */
+  function caughtUp(entry: Entry, want: string | undefined): Promise<boolean> | boolean {
+    if (want === undefined || reached(entry.watcher.resourceVersion, want)) return true;
+    if (!/^\d{1,30}$/.test(want)) return false;
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        entry.waiters.delete(check);
+        resolve(ok);
+      };
+      const check = () => {
+        if (reached(entry.watcher.resourceVersion, want)) done(true);
+      };
+      const timer = setTimeout(() => done(false), waitMs);
+      entry.waiters.add(check);
+    });
+  }
+
+  /** The cached entry that may answer this read now, or undefined to read the API. */
+  async function servable(path: string, freshness: ReadFreshness) {
+    const r = freshness.live ? undefined : route(path);
+    if (!r) return undefined;
+    if (!r.entry.watcher.synced) {
+      throw new KubeApiError(
+        503,
+        "CacheNotSynced",
+        `the admission cache of ${r.entry.collection.resource} has not been listed yet`,
+        path,
+      );
+    }
+    return (await caughtUp(r.entry, freshness.atLeast)) ? r : undefined;
+  }
+
+  return {
+    async get(path, freshness = {}) {
+      const r = await servable(path, freshness);
+      const { name: only } = r?.entry.collection ?? {};
+      if (!r || r.name === undefined || (only !== undefined && r.name !== only)) {
+        misses++;
+        return client.get(path);
+      }
+      hits++;
+      return r.entry.byNamespace.get(r.namespace ?? "")?.get(r.name);
+    },
+    async list(path, opts = {}) {
+      const r = opts.labelSelector ? undefined : await servable(path, opts);
+      if (!r || r.name !== undefined) {
+        misses++;
+        return client.list(path, opts.labelSelector ? { labelSelector: opts.labelSelector } : {});
+      }
+      hits++;
+      const key = r.namespace ?? "*";
+      let items = r.entry.lists.get(key);
+      if (!items) {
+        items = r.namespace === undefined
+          ? [...r.entry.byNamespace.values()].flatMap((names) => [...names.values()])
+          : [...(r.entry.byNamespace.get(r.namespace)?.values() ?? [])];
+        r.entry.lists.set(key, items);
+      }
+      return items;
+    },
+    write: (method, path, body) => client.write(method, path, body),
+    get synced() {
+      return [...entries.values()].every((e) => e.watcher.synced);
+    },
+    stats: () => ({
+      objects: Object.fromEntries(
+        [...entries.values()].map((e) => [e.collection.resource, e.watcher.items.size]),
+      ),
+      hits,
+      misses,
+    }),
+    async stop() {
+      await Promise.all([...entries.values()].map((e) => e.watcher.stop()));
+    },
+  };
+}
