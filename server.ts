@@ -18,11 +18,14 @@ import {
 import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import {
   createEventWriter,
+  createKubeCache,
   createKubeClient,
   type EventWriter,
+  type KubeCache,
   type KubeClient,
   loadKubeConfig,
 } from "./lib/kube/mod.ts";
+import { ADMISSION_CACHE } from "./lib/api/mod.ts";
 import type { EventSignal } from "./lib/signals/mod.ts";
 import type { WorkerInit } from "./worker.ts";
 
@@ -62,15 +65,22 @@ if (pool) {
   await pool.ready.catch((err: Error) => fail(err.message));
 }
 
-// Admission webhooks read the API (in a pod: the ServiceAccount; in development: KUBECONFIG). Hooks never do.
+// Admission webhooks read the API (in a pod: the ServiceAccount; in development: KUBECONFIG), through a watch
+// cache of the kinds they read; hooks never do.
 let kube: KubeClient | undefined;
+let cache: KubeCache | undefined;
 try {
   const connection = loadKubeConfig(env, Deno.readTextFileSync);
   // Two attempts of at most 1.5 s fit the webhooks' 5 s timeout with room for the decision and the answer.
-  kube = connection ? createKubeClient(connection, { timeoutMs: 1500, retries: 1 }) : undefined;
+  const client = connection ? createKubeClient(connection, { timeoutMs: 1500, retries: 1 }) : undefined;
+  cache = client ? createKubeCache({ client, collections: ADMISSION_CACHE }) : undefined;
+  kube = cache;
 } catch (err) {
   fail(`cannot configure the Kubernetes API client: ${err instanceof Error ? err.message : String(err)}`);
 }
+// With the webhook listener configured (the shipped Deployment), the cache is listed before the first review;
+// otherwise the first review that reads starts it.
+if (config.webhook) cache?.start();
 
 // Events (pool capacity) are written after the hook answered, with the same client; without API access they
 // are counted as failed and the hooks work as before.
@@ -81,6 +91,7 @@ const service = createApp({
   log,
   ...(pool ? { offload: pool } : {}),
   ...(kube ? { kube } : {}),
+  ...(cache ? { cacheStats: () => cache!.stats() } : {}),
   requireClientCert: config.tls?.clientCaFile !== undefined,
   separateWebhookListener: config.webhook !== undefined,
   ...(config.webhook?.client ? { webhookClientNames: config.webhook.client.names } : {}),
@@ -114,7 +125,7 @@ const listening = (scheme: string, port: number, hostname: string) =>
     clockOverride: config.clockOverride,
     workers: config.workers,
     queueLimit: config.queueLimit,
-    admissionReads: kube ? "api" : "none",
+    admissionReads: kube ? "watch cache" : "none",
     clientCertificates: config.tls?.clientCaFile ? "required for hooks" : "not asked",
     webhooks: config.webhook
       ? `port ${config.webhook.port}, ${
@@ -186,7 +197,7 @@ async function shutdown(signal: string): Promise<void> {
   }, config.shutdownTimeoutSeconds * 1000);
   await inflight.close();
   await inflight.settle(SETTLE_QUIET_MS, SETTLE_MAX_MS);
-  await Promise.all([server.shutdown(), webhookServer?.shutdown(), events?.idle()]);
+  await Promise.all([server.shutdown(), webhookServer?.shutdown(), events?.idle(), cache?.stop()]);
   pool?.terminate();
   clearTimeout(timeout);
   log({ msg: "shutdown complete" });

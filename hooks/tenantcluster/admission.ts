@@ -20,7 +20,9 @@ import {
 } from "./quota.ts";
 import {
   laterVersion,
+  LEDGER_MAX_BYTES,
   LEDGER_NAME,
+  ledgerDataBytes,
   type QuotaLedger,
   quotaLedgerObject,
   readQuotaLedger,
@@ -124,6 +126,35 @@ export function tenantClusterAdmissionReads(
       ? { clustersLive: { path: clusters, list: true, live: true } }
       : {}),
   };
+}
+
+/** A cluster as quotas count it. */
+interface CountedCluster {
+  readonly name: string;
+  readonly deleting: boolean;
+  readonly load: Load;
+  readonly version?: string | undefined;
+}
+
+/**
+ * The clusters' loads last computed for a list, and what they were computed from. The watch cache hands out the
+ * same list while a namespace does not change, and the reviews of one group read the same objects: they then
+ * share one computation instead of one per review.
+ */
+const COUNTED = new WeakMap<object, { basis: readonly unknown[]; clusters: readonly CountedCluster[] }>();
+
+function remembered(
+  items: readonly ClusterObject[],
+  basis: readonly unknown[],
+  compute: () => CountedCluster[],
+): readonly CountedCluster[] {
+  const known = COUNTED.get(items);
+  if (known && known.basis.length === basis.length && known.basis.every((b, i) => b === basis[i])) {
+    return known.clusters;
+  }
+  const clusters = compute();
+  COUNTED.set(items, { basis, clusters });
+  return clusters;
 }
 
 /** The view of the namespace's TenantClusters a decision uses, and whether it is live. */
@@ -307,15 +338,21 @@ export function admitTenantCluster(
     : undefined;
   const memo: ShapeMemo = new Map();
   const view = clusterView(reads);
-  const clusters = view.items.map((c) => {
-    const cref = resolve(c);
-    return {
-      name: c.metadata?.name ?? "",
-      deleting: Boolean(c.metadata?.deletionTimestamp),
-      load: footprintOf(c, team.data, cref && providerKey(cref.ref), memo),
-      version: c.metadata?.resourceVersion,
-    };
-  });
+  // What decides the clusters' loads: the objects read, the Team, and which Team defaults exist.
+  const basis = [
+    reads.team,
+    ...Object.keys(reads).filter((k) => k.startsWith(TEAM_PROVIDER)).map((k) => reads[k]),
+  ];
+  const clusters = remembered(view.items, basis, () =>
+    view.items.map((c) => {
+      const cref = resolve(c);
+      return {
+        name: c.metadata?.name ?? "",
+        deleting: Boolean(c.metadata?.deletionTimestamp),
+        load: footprintOf(c, team.data, cref && providerKey(cref.ref), memo),
+        version: c.metadata?.resourceVersion,
+      };
+    }));
   const { errors: quota, load } = checkQuota({
     operation: r.operation as "CREATE" | "UPDATE",
     namespace,
@@ -343,7 +380,24 @@ export function admitTenantCluster(
   const write = ledger.resourceVersion
     ? { method: "PUT" as const, path: ledgerPath(namespace, LEDGER_NAME), body }
     : { method: "POST" as const, path: ledgerPath(namespace), body };
+  const bytes = ledgerDataBytes(body.data as Record<string, string>);
+  if (bytes > LEDGER_MAX_BYTES) return ledgerFull(namespace, ledger.reservations.size, bytes);
   return staged({ allowed: true }, write, CONTENDED);
+}
+
+/** A create refused because the ledger would pass its bound: a 429, so clients retry once clusters are stored. */
+function ledgerFull(namespace: string, reservations: number, bytes: number): AdmissionDecision {
+  return {
+    allowed: false,
+    code: 429,
+    reason: "TooManyRequests",
+    message:
+      `too many TenantClusters of namespace "${namespace}" are being admitted at once: the quota ledger ` +
+      `(ConfigMap ${LEDGER_NAME}) would hold ${
+        reservations + 1
+      } reservations, ${bytes} bytes, over its bound of ` +
+      `${LEDGER_MAX_BYTES} bytes; try again once the clusters admitted are stored`,
+  };
 }
 
 /**
@@ -353,7 +407,7 @@ export function admitTenantCluster(
  * those past the grace whose cluster was never stored.
  */
 function spent(
-  clusters: readonly { name: string; deleting: boolean; load: Load; version?: string | undefined }[],
+  clusters: readonly CountedCluster[],
   ledger: QuotaLedger,
   live: boolean,
   now: Date,

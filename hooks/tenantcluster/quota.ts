@@ -79,8 +79,13 @@ export interface Load {
 
 /** A ledger footprint as a {@linkcode Load}. */
 export function loadOf(f: Footprint): Load {
-  return { ...f, cpu: q(f.cpu), memory: q(f.memory), storage: q(f.storage) };
+  // A ledger's reservations are read once and counted by every review of a group: parsed once each.
+  let load = LOADS.get(f);
+  if (!load) LOADS.set(f, load = { ...f, cpu: q(f.cpu), memory: q(f.memory), storage: q(f.storage) });
+  return load;
 }
+
+const LOADS = new WeakMap<Footprint, Load>();
 
 /** A {@linkcode Load} as the ledger records it (canonical quantities). */
 export function footprintText(l: Load): Footprint {

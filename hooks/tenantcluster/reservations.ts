@@ -42,6 +42,22 @@ export interface Footprint {
   readonly storage: string;
 }
 
+/**
+ * The most the ledger's data may hold, in bytes (keys and values). A ConfigMap holds at most 1 MiB; reservations
+ * leave the ledger as soon as their clusters are seen stored, so this bounds what is in flight at once (about
+ * 1,000 reservations with names of 60 characters), and a burst past it is refused with a 429 that names it, never
+ * a write the API server fails.
+ */
+export const LEDGER_MAX_BYTES = 256 * 1024;
+
+/** The size {@linkcode LEDGER_MAX_BYTES} bounds: the data's keys and values, as JSON would quote them. */
+export function ledgerDataBytes(data: Readonly<Record<string, string>>): number {
+  let bytes = 0;
+  // Reservation values are ASCII JSON (names are DNS names): a character is a byte; each quote is escaped.
+  for (const key in data) bytes += key.length + data[key]!.length * 1.2 + 6;
+  return Math.ceil(bytes);
+}
+
 /** A footprint and when admission reserved it. */
 export interface Reservation extends Footprint {
   readonly at: string;
@@ -87,11 +103,23 @@ function parseReservation(text: string): Reservation | undefined {
   return r.success ? r.data as Reservation : undefined;
 }
 
+/** Each reservation's text as stored, so that writing the ledger again does not serialise it again. */
+const TEXTS = new WeakMap<Reservation, string>();
+
+/**
+ * Ledgers already read, by the object read: a group of reviews decides on the same ledger, and each one on the
+ * ledger the one before it wrote ({@linkcode quotaLedgerObject} registers what it builds), so a review costs no
+ * parse of the whole ledger.
+ */
+const READ = new WeakMap<object, QuotaLedger>();
+
 /**
  * Reads the ledger ConfigMap (or its absence). A ledger someone damaged loses only its unreadable entries: usage
  * is always the union of reservations and the TenantClusters that exist, so it is never taken as empty.
  */
 export function readQuotaLedger(configMap: unknown): QuotaLedger {
+  const known = typeof configMap === "object" && configMap !== null ? READ.get(configMap) : undefined;
+  if (known) return known;
   const cm = configMap as
     | {
       metadata?: { resourceVersion?: string; annotations?: Record<string, unknown> };
@@ -102,23 +130,32 @@ export function readQuotaLedger(configMap: unknown): QuotaLedger {
   const corrupt: string[] = [];
   for (const [name, value] of Object.entries(cm?.data ?? {})) {
     const r = typeof value === "string" ? parseReservation(value) : undefined;
-    if (r) reservations.set(name, r);
-    else corrupt.push(name);
+    if (r) {
+      reservations.set(name, r);
+      TEXTS.set(r, value as string);
+    } else corrupt.push(name);
   }
   const rv = cm?.metadata?.resourceVersion;
   const seen = cm?.metadata?.annotations?.[SEEN_ANNOTATION];
-  return {
+  const ledger = {
     reservations,
     ...(rv ? { resourceVersion: rv } : {}),
     ...(typeof seen === "string" && /^\d{1,30}$/.test(seen) ? { seen } : {}),
     corrupt,
   };
+  if (cm) READ.set(cm, ledger);
+  return ledger;
 }
 
 /** Whether a reservation made at `at` still holds at `now`. */
 export function reservationFresh(r: Reservation, now: Date): boolean {
-  return now.getTime() - parseTime(r.at)!.getTime() < RESERVATION_GRACE_SECONDS * 1000;
+  let at = RESERVED_AT.get(r);
+  if (at === undefined) RESERVED_AT.set(r, at = parseTime(r.at)!.getTime());
+  return now.getTime() - at < RESERVATION_GRACE_SECONDS * 1000;
 }
+
+/** When each reservation was made, in epoch milliseconds, parsed once. */
+const RESERVED_AT = new WeakMap<Reservation, number>();
 
 /** The later of two resourceVersions (decimal etcd revisions), or `undefined` when either is not one. */
 export function laterVersion(a: string | undefined, b: string | undefined): string | undefined {
@@ -141,15 +178,18 @@ export function quotaLedgerObject(
   drop: (name: string, r: Reservation) => boolean = () => false,
   seen: string | undefined = ledger.seen,
 ): Record<string, unknown> {
-  const data: Record<string, string> = {};
   const entries = new Map(ledger.reservations);
   if (reservation) entries.set(name, reservation);
   else entries.delete(name);
+  for (const [key, r] of entries) if (key !== name && drop(key, r)) entries.delete(key);
+  const data: Record<string, string> = {};
   for (const key of [...entries.keys()].sort()) {
     const r = entries.get(key)!;
-    if (key === name || !drop(key, r)) data[key] = JSON.stringify(r);
+    let text = TEXTS.get(r);
+    if (text === undefined) TEXTS.set(r, text = JSON.stringify(r));
+    data[key] = text;
   }
-  return {
+  const body = {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: {
@@ -165,4 +205,11 @@ export function quotaLedgerObject(
     },
     data,
   };
+  READ.set(body, {
+    reservations: entries,
+    ...(ledger.resourceVersion ? { resourceVersion: ledger.resourceVersion } : {}),
+    ...(seen ? { seen } : {}),
+    corrupt: [],
+  });
+  return body;
 }

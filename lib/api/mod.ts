@@ -11,3 +11,4 @@ export * from "./providerconfig.ts";
 export * from "./networkpool.ts";
 export * from "./ipallocation.ts";
 export * from "./loadbalancerinventory.ts";
+export * from "./admission_cache.ts";

@@ -1,4 +1,4 @@
-import type { KubeClient } from "../kube/mod.ts";
+import type { KubeCacheStats, KubeClient } from "../kube/mod.ts";
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { bodyLimit } from "hono/body-limit";
@@ -40,6 +40,8 @@ export interface AppOptions {
   readonly retryAfterSeconds?: number;
   /** What admission webhooks read the API with; without it they answer 503 when they need a read. */
   readonly kube?: KubeClient;
+  /** The admission watch cache's figures, exported as metrics when given (the service passes its cache's). */
+  readonly cacheStats?: () => KubeCacheStats;
   /**
    * Receives the signals of each answered request (after the answer is built). It must not throw into the
    * request: whatever it does (metrics, Events) is its own business.
@@ -121,6 +123,32 @@ function registerPoolMetrics(registry: client.Registry, offload: Offload): void 
   }
 }
 
+/** The admission cache's objects by resource, and its reads by where they were answered, read when scraped. */
+function registerCacheMetrics(registry: client.Registry, stats: () => KubeCacheStats): void {
+  new client.Gauge({
+    name: "butler_admission_cache_objects",
+    help: "Objects in the admission webhooks' watch cache, by resource.",
+    labelNames: ["resource"],
+    registers: [registry],
+    collect() {
+      for (const [resource, n] of Object.entries(stats().objects)) this.set({ resource }, n);
+    },
+  });
+  new client.Counter({
+    name: "butler_admission_cache_reads_total",
+    help:
+      "Admission reads answered from the watch cache (memory) or from the API (api: uncached, live or stale).",
+    labelNames: ["source"],
+    registers: [registry],
+    collect() {
+      const s = stats();
+      this.reset();
+      this.inc({ source: "memory" }, s.hits);
+      this.inc({ source: "api" }, s.misses);
+    },
+  });
+}
+
 /**
  * Builds the hook service: probes, metrics, request logging, body limit, JSON errors, and the routes each hook
  * module registers. Pure construction: nothing listens, nothing is read from the environment.
@@ -136,6 +164,7 @@ export function createApp(options: AppOptions): HookService {
   const metrics = createHttpMetrics();
   const domain = createDomainMetrics(metrics.registry);
   if (options.offload) registerPoolMetrics(metrics.registry, options.offload);
+  if (options.cacheStats) registerCacheMetrics(metrics.registry, options.cacheStats);
   const log = options.log ?? (() => {});
   const elapsed = options.elapsed ?? (() => performance.now());
   const runtime: Runtime = {

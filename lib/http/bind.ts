@@ -111,6 +111,11 @@ export interface Binding<Req extends z.ZodType, Res extends z.ZodType> {
     readonly key: (request: z.output<Req>) => string | undefined;
     readonly chain: (reads: Reads, write: KubeWrite) => Reads;
   };
+  /**
+   * Whether an answer refuses: a refusal decided on reads from a cache is decided again on live reads before it
+   * is given (a cache may lag behind a limit just raised or a cluster just deleted).
+   */
+  readonly refuses?: (response: z.input<Res>) => boolean;
 }
 
 const NO_API = "admission needs the Kubernetes API, and none is configured";
@@ -130,7 +135,15 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
   const groupOf = (kube: KubeClient) => {
     let submit = groups.get(kube);
     if (!submit) {
-      groups.set(kube, submit = createGroupCommit({ kube, run: binding.run, chain: binding.group!.chain }));
+      groups.set(
+        kube,
+        submit = createGroupCommit({
+          kube,
+          run: binding.run,
+          chain: binding.group!.chain,
+          ...(binding.refuses ? { refuses: binding.refuses } : {}),
+        }),
+      );
     }
     return submit;
   };
@@ -211,8 +224,12 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
     for (let attempt = 1;; attempt++) {
       let outcome: z.input<Res> | Staged<z.input<Res>> | undefined;
       try {
-        const reads = Object.keys(plan({})).length ? await readAll(plan, kube!, attempt > 1) : {};
+        const planned = Object.keys(plan({})).length > 0;
+        const reads = planned ? await readAll(plan, kube!, attempt > 1 ? "fresh" : "cached") : {};
         outcome = binding.run(request, context, reads);
+        if (planned && !isStaged(outcome) && binding.refuses?.(outcome)) {
+          outcome = binding.run(request, context, await readAll(plan, kube!, "live"));
+        }
         if (!isStaged(outcome)) return { response: outcome };
         if (!kube) throw new NoApi();
         await kube.write(outcome.write.method, outcome.write.path, outcome.write.body);
@@ -357,6 +374,7 @@ export function bindAdmission(
       return staged(admissionResponse(uid, d.response), d.write, admissionResponse(uid, d.contended));
     },
     signals: (_, response) => denialSignals(webhook, response),
+    refuses: (review) => (review as { response?: { allowed?: boolean } }).response?.allowed === false,
     // The review's names are the requester's: capped in the log like a hook's parent.
     subject: (r) => {
       const obj = (r.request.object ?? r.request.oldObject) as { kind?: unknown } | null | undefined;

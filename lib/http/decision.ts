@@ -68,22 +68,28 @@ export function isStaged<T>(v: T | Staged<T>): v is Staged<T> {
 }
 
 /**
+ * How a decision reads: from the cache where it may (`cached`), with the object a staged write is conditioned on
+ * read from the API after a conflict (`fresh`), or everything from the API (`live`: to confirm a refusal).
+ */
+export type ReadMode = "cached" | "fresh" | "live";
+
+/**
  * Reads what `plan` asks for, then asks it again with what was read, until it asks for nothing new. A plan that
- * still asks for more after {@linkcode MAX_READ_ROUNDS} rounds is our bug, and fails the call. With `fresh`,
- * reads marked `cas` go to the API (after a conflict, a cache may still hold the version that lost).
+ * still asks for more after {@linkcode MAX_READ_ROUNDS} rounds is our bug, and fails the call.
  */
 export async function readAll(
   plan: (reads: Reads) => ReadPlan,
   kube: KubeReader,
-  fresh = false,
+  mode: ReadMode = "cached",
 ): Promise<Reads> {
   let reads: Reads = {};
   for (let round = 0; round < MAX_READ_ROUNDS; round++) {
     const wanted = Object.entries(plan(reads)).filter(([name]) => !(name in reads));
     if (!wanted.length) return reads;
     const got = await Promise.all(wanted.map(async ([name, read]) => {
+      const live = read.live || mode === "live" || (mode === "fresh" && read.cas);
       const freshness = {
-        ...(read.live || (fresh && read.cas) ? { live: true } : {}),
+        ...(live ? { live: true } : {}),
         ...(read.atLeast ? { atLeast: read.atLeast } : {}),
       };
       const value = read.list

@@ -48,6 +48,12 @@ export interface GroupDecider<Req, Res> {
   readonly run: (request: Req, context: HookContext, reads: Reads) => Res | Staged<Res>;
   /** The reads as they will be once `write` has landed (the ledger it writes, in place of the one read). */
   readonly chain: (reads: Reads, write: KubeWrite) => Reads;
+  /**
+   * Whether an answer refuses. A refusal decided on cached reads is decided again on live ones before it is
+   * given: a cache may lag behind a limit just raised or a cluster just deleted, and a refusal must hold on what
+   * the API says.
+   */
+  readonly refuses?: (response: Res) => boolean;
   /** Milliseconds, monotonic; `performance.now` by default. */
   readonly elapsed?: () => number;
 }
@@ -93,9 +99,12 @@ export function createGroupCommit<Req, Res>(
       for (const waiting of group) {
         const { request, plan, context } = waiting.member;
         try {
-          const read = await readAll(plan, reader, fresh);
-          const reads = write ? chain(read, write) : read;
-          const outcome = run(request, context, reads);
+          let read = await readAll(plan, reader, fresh ? "fresh" : "cached");
+          let outcome = run(request, context, write ? chain(read, write) : read);
+          if (!isStaged(outcome) && decider.refuses?.(outcome)) {
+            read = await readAll(plan, reader, "live");
+            outcome = run(request, context, write ? chain(read, write) : read);
+          }
           if (isStaged(outcome)) write = outcome.write;
           else if (!write) {
             waiting.resolve({ response: outcome });

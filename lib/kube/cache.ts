@@ -6,8 +6,9 @@
  *
  * A cache is never a second source of truth:
  *
- * - nothing is answered before a collection's first complete list (a 503 `CacheNotSynced`, so the API server
- *   applies the webhook's failurePolicy, as for a failed read);
+ * - nothing is answered before a collection's first complete list: a read waits for it a moment (the watches
+ *   start on the first read, or at {@linkcode KubeCache.start}), then fails with a 503 `CacheNotSynced`, so the
+ *   API server applies the webhook's failurePolicy, as for a failed read;
  * - a read that asks for `atLeast` a resourceVersion is answered from memory only once the watch has applied
  *   every change up to it; it waits for the watch a moment, then reads the API (resourceVersions are compared as
  *   the etcd revisions they are; one that is not a number is never taken as reached);
@@ -36,6 +37,8 @@ export interface KubeCacheOptions {
   readonly collections: readonly CachedCollection[];
   /** How long an `atLeast` read waits for the watch before it reads the API (default 1,000 ms). */
   readonly waitMs?: number;
+  /** How long a read waits for a collection's first list before it fails (default 3,000 ms). */
+  readonly syncWaitMs?: number;
   /** Watch settings shared by every collection (tests shorten backoffs). */
   readonly watch?: Partial<
     Omit<WatchOptions<unknown>, "client" | "path" | "select" | "onChange" | "onProgress">
@@ -46,6 +49,8 @@ export interface KubeCacheOptions {
 export interface KubeCacheStats {
   /** Objects kept, by resource. */
   readonly objects: Readonly<Record<string, number>>;
+  /** The resourceVersion each collection's objects reflect, by resource. */
+  readonly versions: Readonly<Record<string, string | undefined>>;
   /** Reads answered from memory and from the API (uncached paths, `live`, or an `atLeast` not reached in time). */
   readonly hits: number;
   readonly misses: number;
@@ -55,6 +60,8 @@ export interface KubeCacheStats {
 export interface KubeCache extends KubeClient {
   /** True once every collection has been listed. */
   readonly synced: boolean;
+  /** Starts the watches now rather than at the first read (idempotent). */
+  start(): void;
   stats(): KubeCacheStats;
   /** Stops every watch. */
   stop(): Promise<void>;
@@ -105,14 +112,24 @@ const splitKey = (key: string): [string, string] => {
  * ```
  */
 export function createKubeCache(options: KubeCacheOptions): KubeCache {
-  const { client, waitMs = 1000 } = options;
+  const { client, waitMs = 1000, syncWaitMs = 3000 } = options;
   let hits = 0, misses = 0;
   const entries = new Map<string, Entry>();
-  for (const collection of options.collections) {
+  let started = false;
+
+  function start(): void {
+    if (started) return;
+    started = true;
+    for (const collection of options.collections) entries.set(key(collection), watch(collection));
+  }
+
+  const key = (c: { prefix: string; resource: string }) => `${c.prefix} ${c.resource}`;
+  const cached = new Set(options.collections.map(key));
+
+  function watch(collection: CachedCollection): Entry {
     const byNamespace = new Map<string, Map<string, unknown>>();
     const lists = new Map<string, unknown[]>();
     const waiters = new Set<() => void>();
-    const select = collection.select ?? ((raw: unknown) => raw);
     const field = collection.name
       ? `?fieldSelector=${encodeURIComponent(`metadata.name=${collection.name}`)}`
       : "";
@@ -125,27 +142,28 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
         ...options.watch,
         client,
         path: `${collection.prefix}/${collection.resource}${field}`,
-        select,
+        select: collection.select ?? ((raw: unknown) => raw),
         onChange: (key) => {
           if (key === undefined) {
             rebuild(entry);
-            return;
+          } else {
+            const [ns, name] = splitKey(key);
+            const value = entry.watcher.items.get(key);
+            let names = byNamespace.get(ns);
+            if (value === undefined) names?.delete(name);
+            else (names ??= byNamespace.set(ns, new Map()).get(ns)!).set(name, value);
+            if (names && !names.size) byNamespace.delete(ns);
+            lists.delete(ns);
+            lists.delete("*");
           }
-          const [ns, name] = splitKey(key);
-          const value = entry.watcher.items.get(key);
-          let names = byNamespace.get(ns);
-          if (value === undefined) names?.delete(name);
-          else (names ??= byNamespace.set(ns, new Map()).get(ns)!).set(name, value);
-          if (names && !names.size) byNamespace.delete(ns);
-          lists.delete(ns);
-          lists.delete("*");
+          if (entry.watcher.synced) { for (const wake of [...waiters]) wake(); }
         },
         onProgress: () => {
           for (const wake of [...waiters]) wake();
         },
       }),
     };
-    entries.set(`${collection.prefix} ${collection.resource}`, entry);
+    return entry;
   }
 
   function rebuild(entry: Entry): void {
@@ -162,9 +180,9 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
   /** The cached collection a path reads, with its namespace and name; undefined when not cached. */
   function route(path: string) {
     const m = PATH.exec(path);
-    if (!m) return undefined;
-    const entry = entries.get(`${m[1]} ${m[3]}`);
-    if (!entry) return undefined;
+    if (!m || !cached.has(`${m[1]} ${m[3]}`)) return undefined;
+    start();
+    const entry = entries.get(`${m[1]} ${m[3]}`)!;
     return {
       entry,
       namespace: m[2] === undefined ? undefined : decodeURIComponent(m[2]),
@@ -172,10 +190,9 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
     };
   }
 
-  /** Resolves once `entry` reflects `want` (true) or after `waitMs` (false). */
-  function caughtUp(entry: Entry, want: string | undefined): Promise<boolean> | boolean {
-    if (want === undefined || reached(entry.watcher.resourceVersion, want)) return true;
-    if (!/^\d{1,30}$/.test(want)) return false;
+  /** Resolves true once `ready()` holds (checked as the watch moves), or false after `ms`. */
+  function until(entry: Entry, ready: () => boolean, ms: number): Promise<boolean> | boolean {
+    if (ready()) return true;
     return new Promise((resolve) => {
       const done = (ok: boolean) => {
         clearTimeout(timer);
@@ -183,9 +200,9 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
         resolve(ok);
       };
       const check = () => {
-        if (reached(entry.watcher.resourceVersion, want)) done(true);
+        if (ready()) done(true);
       };
-      const timer = setTimeout(() => done(false), waitMs);
+      const timer = setTimeout(() => done(false), ms);
       entry.waiters.add(check);
     });
   }
@@ -194,7 +211,8 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
   async function servable(path: string, freshness: ReadFreshness) {
     const r = freshness.live ? undefined : route(path);
     if (!r) return undefined;
-    if (!r.entry.watcher.synced) {
+    const w = r.entry.watcher;
+    if (!(await until(r.entry, () => w.synced, syncWaitMs))) {
       throw new KubeApiError(
         503,
         "CacheNotSynced",
@@ -202,7 +220,11 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
         path,
       );
     }
-    return (await caughtUp(r.entry, freshness.atLeast)) ? r : undefined;
+    const want = freshness.atLeast;
+    if (want === undefined) return r;
+    // A version that is not a number is never reached: read the API at once.
+    if (!/^\d{1,30}$/.test(want)) return undefined;
+    return (await until(r.entry, () => reached(w.resourceVersion, want), waitMs)) ? r : undefined;
   }
 
   return {
@@ -234,12 +256,17 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
       return items;
     },
     write: (method, path, body) => client.write(method, path, body),
+    start,
     get synced() {
+      if (!started) return false;
       return [...entries.values()].every((e) => e.watcher.synced);
     },
     stats: () => ({
       objects: Object.fromEntries(
         [...entries.values()].map((e) => [e.collection.resource, e.watcher.items.size]),
+      ),
+      versions: Object.fromEntries(
+        [...entries.values()].map((e) => [e.collection.resource, e.watcher.resourceVersion]),
       ),
       hits,
       misses,

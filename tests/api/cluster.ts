@@ -8,7 +8,8 @@ import { parse, parseAllDocuments } from "yaml";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
-import { createKubeClient } from "../../lib/kube/mod.ts";
+import { createKubeCache, createKubeClient } from "../../lib/kube/mod.ts";
+import { ADMISSION_CACHE } from "../../lib/api/mod.ts";
 import { type CommandRun, runCommand } from "../../lib/testing/mod.ts";
 import { operatorCrds } from "./tools.ts";
 
@@ -201,7 +202,11 @@ export async function serveAdmission(): Promise<Deno.HttpServer<Deno.NetAddr>> {
   // The webhooks read and write as their own ServiceAccount, with the shipped RBAC and ledger policy.
   const token = (await kubectlOk(["create", "token", "butler-hooks", "-n", "butler-system", "--duration=2h"]))
     .trim();
-  const kube = createKubeClient({ server: cluster().server, token: () => token });
+  // As shipped: the kinds admission reads come from a watch cache.
+  const kube = createKubeCache({
+    client: createKubeClient({ server: cluster().server, token: () => token }),
+    collections: ADMISSION_CACHE,
+  });
   const service = createApp({
     bodyLimitBytes: 1 << 24,
     clockOverride: false,
@@ -209,7 +214,15 @@ export async function serveAdmission(): Promise<Deno.HttpServer<Deno.NetAddr>> {
     routes: HOOK_ROUTES,
     kube,
   });
-  return serveHookTls(service.app.fetch);
+  const server = serveHookTls(service.app.fetch);
+  // Shutting the server down stops the cache's watches too, so a test leaves nothing running.
+  const shutdown = server.shutdown.bind(server);
+  return Object.assign(server, {
+    shutdown: async () => {
+      await shutdown();
+      await kube.stop();
+    },
+  });
 }
 
 export function serveHookTls(fetch: Deno.ServeHandler): Deno.HttpServer<Deno.NetAddr> {

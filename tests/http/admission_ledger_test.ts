@@ -14,8 +14,9 @@ const NS = "team-t";
 const LEDGER = `/api/v1/namespaces/${NS}/configmaps/butler-quota-ledger`;
 
 /** One API server: a Team with `maxClusters`, no TenantClusters stored, the ledger with resourceVersions. */
-function memoryApi(maxClusters: number, ticks?: () => number) {
-  let ledger: Record<string, unknown> | undefined;
+function memoryApi(maxClusters: number, ticks?: () => number, initial?: Record<string, string>) {
+  let ledger: Record<string, unknown> | undefined = initial &&
+    { metadata: { name: "butler-quota-ledger", namespace: NS, resourceVersion: "1" }, data: initial };
   let rv = 0;
   const stats = { writes: 0, conflicts: 0 };
   // Reads interleave, as over a network: a timer, or a scripted number of turns of the event loop.
@@ -111,6 +112,27 @@ Deno.test("staged admission decisions", async (t) => {
         );
       }
       assert.equal(api.stats.writes, 2);
+    },
+  );
+  await t.step(
+    "a burst that would take the ledger past its bound is refused with a 429 naming it",
+    async () => {
+      const at = new Date().toISOString();
+      const entry = JSON.stringify({ nodes: 1, cpu: "0", memory: "0", storage: "0", at });
+      // Reservations in flight (fresh, their clusters not stored yet), with the longest names Kubernetes allows.
+      const full = Object.fromEntries(
+        Array.from({ length: 740 }, (_, i) => [`${String(i).padStart(3, "0")}${"x".repeat(250)}`, entry]),
+      );
+      const api = memoryApi(100_000, undefined, full);
+      const { app } = createTestApp(HOOK_ROUTES, { kube: api.client });
+      const a = await answer(app, "one-more");
+      assert.equal(a.allowed, false);
+      assert.equal(a.status?.code, 429);
+      assert.match(
+        a.status!.message,
+        /^too many TenantClusters of namespace "team-t" are being admitted at once: the quota ledger \(ConfigMap butler-quota-ledger\) would hold 741 reservations, \d+ bytes, over its bound of 262144 bytes; try again once the clusters admitted are stored$/,
+      );
+      assert.equal(api.stats.writes, 0);
     },
   );
   await t.step(

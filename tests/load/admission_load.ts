@@ -1,33 +1,40 @@
 /**
- * `npx -y deno@2.9.6 task load:admission [--concurrency=50] [--requests=40] [--clusters=1000]`
+ * `npx -y deno@2.9.6 task load:admission [--concurrency=50] [--creates=1000] [--start=100] [--requests=40]
+ * [--memory=10000] [--json=FILE]`
  *
  * The admission webhooks end to end against the test API server (built like the real API server tier; an already
- * running one is used when `BUTLER_TEST_CLUSTER` is set). Starts the real service (`main.ts`, a child process)
- * with its HTTPS webhook listener and `KUBECONFIG`, creates a team-scoped ProviderConfig and `--clusters`
- * TenantClusters, and prints one table per scenario:
+ * running one is used when `BUTLER_TEST_CLUSTER` is set), judged as ratios measured in one run (issue "Admission
+ * at scale"). Starts the real service (`main.ts`, a child process, with the Deployment's worker and heap settings)
+ * with its HTTPS webhook listener and `KUBECONFIG`, and measures:
  *
- * - route: `--concurrency` clients each POSTing `--requests` AdmissionReviews straight to the webhook routes
- *   (TLS, JSON, the reads through the API server, the decision, the answer): a TenantCluster create (three GETs and a LIST), a
- *   Team removing an environment (one namespaced LIST) and a ProviderConfig delete (a cluster-wide LIST of every
- *   TenantCluster);
- * - api server: the same number of concurrent server-side dry-run TenantCluster creates through the API server,
- *   first with no webhook registered, then with the shipped ValidatingWebhookConfiguration pointed at the service:
- *   the difference is what the webhook adds to a user's request; then real creates with a team quota in force,
- *   each reserving in the team's quota ledger (all clients contend on that one ConfigMap).
+ * - **creates**: `--concurrency` clients creating `--creates` real TenantClusters through the API server into a
+ *   namespace that holds `--start` already, first with no webhook registered (the baseline), then into a team
+ *   with every limit in force with the shipped ValidatingWebhookConfiguration (each create reserves in the team's
+ *   one quota ledger); throughput, p99, refusals for contention, and the service's CPU per review (from /proc);
+ * - **listReviews**: AdmissionReviews straight to the webhook routes, `--concurrency` clients x `--requests`: a
+ *   TenantCluster create (dry run, so nothing is reserved), a Team removing an environment and a ProviderConfig
+ *   delete, the last two over every TenantCluster of the team; p99 of each, and timeouts (no answer in 5 s);
+ * - **overshoot**: admitted creates beyond any limit, counted from the API after the run;
+ * - **memory**: with `--memory` TenantClusters stored in all, the service's resident memory once its cache holds
+ *   them (its metric says so), against the Deployment's limit.
  *
  * Not part of the test suite: timings belong in recorded figures, never in assertions.
  *
  * @module
  */
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
+import { parse } from "yaml";
 import { kubectlValidateBinary } from "../api/tools.ts";
-import { inTestCluster, numberFlag } from "./cli.ts";
+import { inTestCluster, numberFlag, stringFlag } from "./cli.ts";
 
 const args = Deno.args;
 const flag = (name: string, fallback: number) => numberFlag(args, name, fallback);
 const concurrency = flag("concurrency", 50);
+const creates = flag("creates", 1000);
+const start = flag("start", 100);
 const perClient = flag("requests", 40);
-const clusters = flag("clusters", 1000);
+const memoryClusters = flag("memory", 10_000);
+const jsonFile = stringFlag(args, "json");
 
 // Without a cluster, start one and run this script again inside it (DENO_CERT must be set at start-up).
 await inTestCluster(import.meta.url, args, async () => ({ KUBECTL_VALIDATE: await kubectlValidateBinary() }));
@@ -40,25 +47,28 @@ const { api, applyObject, cluster, freePort, installManifests, kubectlOk, ROOT, 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
 const NS = "team-load";
+const BASE_NS = "load-baseline";
 const c = cluster();
+const TIMEOUT_MS = 5000;
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
 }
-const ms = (v: number) => `${v.toFixed(1)} ms`;
-const cpu: string[] = [];
-const row = (label: string, latencies: number[], statuses: Record<string, number>) =>
-  console.log(
-    `| ${label} | ${ms(percentile(latencies, 50))} | ${ms(percentile(latencies, 90))} | ${
-      ms(percentile(latencies, 99))
-    } | ${ms(Math.max(...latencies))} | ${JSON.stringify(statuses)} | ${cpu.at(-1)} |`,
-  );
+const round = (v: number, digits = 1) => Number(v.toFixed(digits));
 
 /** CPU seconds (user + system) a process has used so far, from `/proc`. */
 function cpuSeconds(pid: number): number {
   const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+/** A `/proc/<pid>/status` field in MiB (VmRSS, VmHWM). */
+function statusMiB(pid: number, field: string): number {
+  const line = Deno.readTextFileSync(`/proc/${pid}/status`).split("\n").find((l) =>
+    l.startsWith(`${field}:`)
+  );
+  return round(Number(line?.split(/\s+/)[1] ?? NaN) / 1024);
 }
 
 /** The test API server's process: the one whose command line names this cluster's directory. */
@@ -67,45 +77,84 @@ function apiServerPid(): number | undefined {
     if (!/^\d+$/.test(e.name)) continue;
     try {
       const cmd = Deno.readTextFileSync(`/proc/${e.name}/cmdline`);
-      if (cmd.includes(c.dir) && cmd.includes("apiserver")) return Number(e.name);
+      if (cmd.includes(c.dir) && cmd.includes("apiserver") && !cmd.includes("controller-manager")) {
+        return Number(e.name);
+      }
     } catch { /* gone */ }
   }
   return undefined;
 }
 
-/** `concurrency` clients each running `send` `perClient` times; latencies of every call and the answers seen. */
-async function drive(
-  send: () => Promise<string>,
-): Promise<{ latencies: number[]; statuses: Record<string, number> }> {
+interface Run {
+  latencies: number[];
+  statuses: Record<string, number>;
+  seconds: number;
+  /** CPU milliseconds per call, by process. */
+  cpuMs: Record<string, number>;
+}
+
+/** `concurrency` clients sharing `total` calls of `send`; latencies, answers and CPU per call by process. */
+async function drive(total: number, send: (i: number) => Promise<string>): Promise<Run> {
   const pids = { service: child.pid, apiserver: apiServerPid(), load: Deno.pid };
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid ? cpuSeconds(pid) : 0]));
   const wall = performance.now();
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
+  let next = 0;
   await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let i = 0; i < perClient; i++) {
-      const start = performance.now();
-      const status = await send();
-      latencies.push(performance.now() - start);
+    for (let i = next++; i < total; i = next++) {
+      const begin = performance.now();
+      const status = await send(i);
+      latencies.push(performance.now() - begin);
       statuses[status] = (statuses[status] ?? 0) + 1;
     }
   }));
   const seconds = (performance.now() - wall) / 1000;
-  const n = latencies.length;
-  cpu.push(
-    `${(n / seconds).toFixed(0)} reviews/s; CPU per review: ` +
-      Object.entries(pids).map(([k, pid]) =>
-        `${k} ${pid ? (((cpuSeconds(pid) - before[k]!) / n) * 1000).toFixed(2) : "?"} ms`
-      ).join(", "),
+  const cpuMs = Object.fromEntries(
+    Object.entries(pids).map((
+      [k, pid],
+    ) => [k, pid ? round(((cpuSeconds(pid) - before[k]!) / total) * 1000, 3) : NaN]),
   );
-  return { latencies, statuses };
+  return { latencies, statuses, seconds, cpuMs };
 }
 
-// --- the cluster's objects
+const summary = (r: Run) => ({
+  perSecond: round(r.latencies.length / r.seconds),
+  p50Ms: round(percentile(r.latencies, 50)),
+  p99Ms: round(percentile(r.latencies, 99)),
+  maxMs: round(Math.max(...r.latencies)),
+  answers: r.statuses,
+  cpuMsPerCall: r.cpuMs,
+});
+const row = (label: string, r: Run) => {
+  const s = summary(r);
+  console.log(
+    `| ${label} | ${s.perSecond}/s | ${s.p50Ms} ms | ${s.p99Ms} ms | ${s.maxMs} ms | ${
+      JSON.stringify(s.answers)
+    } | ${Object.entries(s.cpuMsPerCall).map(([k, v]) => `${k} ${v} ms`).join(", ")} |`,
+  );
+};
+const header = (title: string) =>
+  console.log(
+    `\n${title}\n| Run | throughput | p50 | p99 | max | answers | CPU per call |\n|---|---|---|---|---|---|---|`,
+  );
+
+// --- the cluster's objects: a team with every limit in force, its ProviderConfig, and a baseline namespace
 await installManifests();
-await kubectlOk(["create", "namespace", NS]);
-await kubectlOk(["label", "namespace", NS, "butler.butlerlabs.dev/team=load"]);
+for (const [ns, team] of [[NS, "load"], [BASE_NS, undefined]] as const) {
+  await kubectlOk(["create", "namespace", ns]);
+  if (team) await kubectlOk(["label", "namespace", ns, `butler.butlerlabs.dev/team=${team}`]);
+}
 const apply = (obj: unknown) => applyObject(obj, { fieldManager: "butler-load" });
+const total = start + creates;
+const LIMITS = {
+  maxClusters: total,
+  maxNodesPerCluster: 10,
+  maxTotalNodes: total * 3,
+  maxCPUCores: String(total * 4),
+  maxMemory: `${total * 8}Gi`,
+  maxStorage: `${total * 100}Gi`,
+};
 await apply({
   apiVersion: API,
   kind: "Team",
@@ -113,7 +162,11 @@ await apply({
   spec: {
     displayName: "Load",
     access: { users: [{ name: "lead@example.com", role: "admin" }] },
-    environments: [{ name: "dev" }, { name: "staging" }],
+    environments: [
+      { name: "dev", limits: { maxClusters: total, maxClustersPerMember: total } },
+      { name: "staging" },
+    ],
+    resourceLimits: LIMITS,
   },
 });
 await apply({
@@ -125,27 +178,53 @@ await apply({
     credentialsRef: { name: "harvester-kubeconfig" },
     harvester: { namespace: "default", networkName: "default/vlan40" },
     scope: { type: "team", teamRef: { name: "load" } },
+    limits: { maxClustersPerTeam: total },
   },
 });
-const tenantCluster = (name: string, env = "dev") => ({
+const tenantCluster = (name: string, namespace = NS, env = "dev") => ({
   apiVersion: API,
   kind: "TenantCluster",
-  metadata: { name, namespace: NS, labels: { "butler.butlerlabs.dev/environment": env } },
-  spec: { providerConfigRef: { name: "load-pc", namespace: NS } },
+  metadata: {
+    name,
+    namespace,
+    labels: { "butler.butlerlabs.dev/environment": env },
+    annotations: { "butler.butlerlabs.dev/owner": "lead@example.com" },
+  },
+  spec: {
+    providerConfigRef: { name: "load-pc", namespace: NS },
+    workers: { replicas: 1, machineTemplate: { cpu: "2", memory: "4Gi", diskSize: "50Gi" } },
+  },
 });
-for (let i = 0; i < clusters; i += 250) {
-  const items = Array.from({ length: Math.min(250, clusters - i) }, (_, j) => tenantCluster(`tc-${i + j}`));
-  await apply({ apiVersion: "v1", kind: "List", items });
+async function bulk(namespace: string, names: string[]): Promise<void> {
+  for (let i = 0; i < names.length; i += 250) {
+    await apply({
+      apiVersion: "v1",
+      kind: "List",
+      items: names.slice(i, i + 250).map((n) => tenantCluster(n, namespace)),
+    });
+  }
 }
-console.log(`test API server ${c.server}: ${clusters} TenantClusters in ${NS}`);
+const seq = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+await bulk(NS, seq("start", start));
+await bulk(BASE_NS, seq("start", start));
+console.log(`test API server ${c.server}: ${start} TenantClusters in ${NS} and in ${BASE_NS}`);
 
-// --- the service
+// --- the service, with the Deployment's worker, queue and heap settings
+const deployment = parse(Deno.readTextFileSync(`${ROOT}/manifests/hooks/deployment.yaml`)) as Obj;
+const container = deployment.spec.template.spec.containers[0];
+const shippedEnv = Object.fromEntries(
+  (container.env as { name: string; value?: string }[])
+    .filter((e) => ["HOOK_WORKERS", "HOOK_QUEUE_LIMIT", "DENO_V8_FLAGS"].includes(e.name))
+    .map((e) => [e.name, e.value ?? ""]),
+);
+const memoryLimit = String(container.resources.limits.memory);
 const webhookPort = freePort();
 const child = new Deno.Command(Deno.execPath(), {
   args: ["run", "--allow-net", "--allow-env", "--allow-read", `${ROOT}/main.ts`],
   env: {
+    ...shippedEnv,
     HOST: "127.0.0.1",
-    PORT: "0",
+    PORT: String(freePort()),
     WEBHOOK_PORT: String(webhookPort),
     WEBHOOK_TLS_CERT_FILE: c.hookCertFile,
     WEBHOOK_TLS_KEY_FILE: c.hookKeyFile,
@@ -156,10 +235,12 @@ const child = new Deno.Command(Deno.execPath(), {
   stderr: "inherit",
 }).spawn();
 const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+let hookPort = 0;
 for (let seen = ""; !seen.includes("admission webhooks listening");) {
   const { value, done } = await lines.read();
   if (done) throw new Error("the service exited before listening");
   seen += value;
+  hookPort = Number(/"port":(\d+),"routes"/.exec(seen)?.[1] ?? hookPort);
 }
 (async () => {
   while (!(await lines.read()).done) { /* drain */ }
@@ -167,16 +248,58 @@ for (let seen = ""; !seen.includes("admission webhooks listening");) {
 const base = `https://127.0.0.1:${webhookPort}`;
 const client = Deno.createHttpClient({ caCerts: [Deno.readTextFileSync(c.caFile)] });
 
+/** The service's count of cached TenantClusters, from its metrics. */
+async function cachedClusters(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${hookPort}/metrics`)).text();
+  return Number(/butler_admission_cache_objects\{resource="tenantclusters"\} (\d+)/.exec(text)?.[1] ?? -1);
+}
+
+// --- creates: the baseline with no webhook registered, then the shipped webhooks with every limit in force
+const realCreate = (namespace: string, prefix: string) => async (i: number) => {
+  const r = await api(
+    "POST",
+    `/apis/${API}/namespaces/${namespace}/tenantclusters`,
+    tenantCluster(`${prefix}-${i}`, namespace),
+  );
+  if (r.status === 201) return "201";
+  const message = String((r.body as Obj).message ?? "");
+  return `${r.status}${/kept changing/.test(message) ? " contention" : ""}`;
+};
+header(
+  `creates: ${concurrency} concurrent clients, ${creates} real TenantCluster creates, ${start} stored before`,
+);
+await Promise.all(Array.from({ length: 20 }, (_, i) => realCreate(BASE_NS, "warm")(i)));
+const baseline = await drive(creates, realCreate(BASE_NS, "c"));
+row("baseline: no webhook registered", baseline);
+
+await apply(await shippedWebhooks(base));
+// A new webhook configuration takes effect within seconds: wait until a refusal shows it is called.
+for (const deadline = Date.now() + 30_000;;) {
+  const r = await api("POST", `/apis/${API}/namespaces/${NS}/tenantclusters?dryRun=All`, {
+    ...tenantCluster("foreign"),
+    spec: { providerConfigRef: { name: "load-pc", namespace: NS }, teamRef: { name: "other" } },
+  });
+  if (r.status === 403) break;
+  if (Date.now() > deadline) throw new Error(`the webhook never answered: ${JSON.stringify(r.body)}`);
+  await new Promise((r) => setTimeout(r, 250));
+}
+const withHooks = await drive(creates, realCreate(NS, "c"));
+row("the shipped webhooks, every limit in force (ledger writes)", withHooks);
+
+// --- reviews straight to the routes
 const review = (request: Obj) =>
   JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request });
 const gvk = (kind: string, resource: string) => ({
   kind: { group: "butler.butlerlabs.dev", version: "v1alpha1", kind },
   resource: { group: "butler.butlerlabs.dev", version: "v1alpha1", resource },
 });
-const admin = { username: "admin", groups: ["system:masters", "system:authenticated"] };
-const routes: [label: string, path: string, body: string, expect: boolean][] = [
+const admin = { username: "lead@example.com", groups: ["system:authenticated"] };
+const stored = (await api("GET", `/apis/${API}/namespaces/${NS}/tenantclusters`)).body as Obj;
+const storedCount = (stored.items as Obj[]).length;
+const routes: [key: string, label: string, path: string, body: string, expect: boolean][] = [
   [
-    "TenantCluster create (GET its Team, ProviderConfig and ledger; LIST the namespace)",
+    "create",
+    "TenantCluster create (dry run: its Team, ProviderConfig, ledger and namespace from the cache)",
     "/webhooks/validate/tenantcluster",
     review({
       uid: "load-tc",
@@ -184,21 +307,23 @@ const routes: [label: string, path: string, body: string, expect: boolean][] = [
       name: "new-one",
       namespace: NS,
       operation: "CREATE",
+      dryRun: true,
       userInfo: admin,
       object: tenantCluster("new-one"),
       oldObject: null,
     }),
-    true,
+    false, // the team is full: every limit is reached after the creates
   ],
   [
-    `Team environment removal (LIST ${clusters} TenantClusters of its namespace)`,
+    "environment",
+    `Team environment removal (${storedCount} TenantClusters of its namespace use it)`,
     "/webhooks/validate/team",
     review({
       uid: "load-team",
       ...gvk("Team", "teams"),
       name: "load",
       operation: "UPDATE",
-      userInfo: admin,
+      userInfo: { username: "admin", groups: ["system:masters", "system:authenticated"] },
       object: { apiVersion: API, kind: "Team", metadata: { name: "load" }, spec: { environments: [] } },
       oldObject: {
         apiVersion: API,
@@ -210,7 +335,8 @@ const routes: [label: string, path: string, body: string, expect: boolean][] = [
     false,
   ],
   [
-    `ProviderConfig delete (LIST every TenantCluster, ${clusters})`,
+    "providerconfig",
+    `ProviderConfig delete (every TenantCluster, ${storedCount + start + creates + 20})`,
     "/webhooks/validate/providerconfig",
     review({
       uid: "load-pc",
@@ -218,7 +344,7 @@ const routes: [label: string, path: string, body: string, expect: boolean][] = [
       name: "load-pc",
       namespace: NS,
       operation: "DELETE",
-      userInfo: admin,
+      userInfo: { username: "admin", groups: ["system:masters", "system:authenticated"] },
       object: null,
       oldObject: { apiVersion: API, kind: "ProviderConfig", metadata: { name: "load-pc", namespace: NS } },
     }),
@@ -227,92 +353,93 @@ const routes: [label: string, path: string, body: string, expect: boolean][] = [
 ];
 
 async function callRoute(path: string, body: string, expect: boolean): Promise<string> {
-  const res = await fetch(`${base}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body,
-    client,
-  });
-  const text = await res.text();
-  if (res.status !== 200) return String(res.status);
-  const allowed = JSON.parse(text).response?.allowed;
-  if (allowed !== expect) throw new Error(`${path} answered allowed=${allowed}: ${text.slice(0, 300)}`);
-  return allowed ? "allowed" : "denied";
+  try {
+    const res = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      client,
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    const text = await res.text();
+    if (res.status !== 200) return String(res.status);
+    const allowed = JSON.parse(text).response?.allowed;
+    if (allowed !== expect) throw new Error(`${path} answered allowed=${allowed}: ${text.slice(0, 300)}`);
+    return allowed ? "allowed" : "denied";
+  } catch (err) {
+    if (err instanceof DOMException && err.name === "TimeoutError") return "timeout";
+    throw err;
+  }
 }
 
-console.log(
-  `\nroute: ${concurrency} concurrent clients x ${perClient} AdmissionReviews, straight to the service`,
-);
-console.log(
-  "| Review | p50 | p90 | p99 | max | answers | throughput and CPU |\n|---|---|---|---|---|---|---|",
-);
-for (const [label, path, body, expect] of routes) {
+header(`route: ${concurrency} concurrent clients x ${perClient} AdmissionReviews, straight to the service`);
+const reviews: Record<string, Run> = {};
+for (const [key, label, path, body, expect] of routes) {
   await Promise.all(Array.from({ length: 20 }, () => callRoute(path, body, expect))); // warm connections
-  const { latencies, statuses } = await drive(() => callRoute(path, body, expect));
-  row(label, latencies, statuses);
+  reviews[key] = await drive(concurrency * perClient, () => callRoute(path, body, expect));
+  row(label, reviews[key]);
 }
 
-// --- through the API server
-let seq = 0;
-async function dryRunCreate(): Promise<string> {
-  const r = await api(
-    "POST",
-    `/apis/butler.butlerlabs.dev/v1alpha1/namespaces/${NS}/tenantclusters?dryRun=All`,
-    tenantCluster(`dry-${seq++}`),
-  );
-  return String(r.status);
-}
-
-console.log(
-  `\napi server: ${concurrency} concurrent clients x ${perClient} dry-run TenantCluster creates (admin)`,
+// --- overshoot, from the API
+const items = ((await api("GET", `/apis/${API}/namespaces/${NS}/tenantclusters`)).body as Obj).items as Obj[];
+const nodes = items.reduce((n, i) => n + (i.spec?.workers?.replicas ?? 1), 0);
+const cpus = items.reduce(
+  (n, i) => n + (i.spec?.workers?.replicas ?? 1) * Number(i.spec?.workers?.machineTemplate?.cpu ?? 0),
+  0,
 );
-console.log(
-  "| Webhooks | p50 | p90 | p99 | max | answers | throughput and CPU |\n|---|---|---|---|---|---|---|",
-);
-await Promise.all(Array.from({ length: 20 }, dryRunCreate));
-const without = await drive(dryRunCreate);
-row("none registered", without.latencies, without.statuses);
+const overshoot = Math.max(0, items.length - LIMITS.maxClusters) + Math.max(0, nodes - LIMITS.maxTotalNodes) +
+  Math.max(0, cpus - Number(LIMITS.maxCPUCores));
+const contention = Object.entries(withHooks.statuses).filter(([k]) => k.includes("contention"))
+  .reduce((n, [, v]) => n + v, 0);
 
-await apply(await shippedWebhooks(base));
-// A new webhook configuration takes effect within seconds: wait until a refusal shows it is called.
-for (const deadline = Date.now() + 30_000;;) {
-  const r = await api(
-    "POST",
-    `/apis/butler.butlerlabs.dev/v1alpha1/namespaces/${NS}/tenantclusters?dryRun=All`,
-    {
-      ...tenantCluster("foreign"),
-      spec: { providerConfigRef: { name: "load-pc", namespace: NS }, teamRef: { name: "other" } },
-    },
+// --- memory with `--memory` TenantClusters cached
+let memory: Obj | undefined;
+if (memoryClusters > 0) {
+  await api(
+    "DELETE",
+    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/butler-admission",
   );
-  if (r.status === 403) break;
-  if (Date.now() > deadline) throw new Error(`the webhook never answered: ${JSON.stringify(r.body)}`);
-  await new Promise((r) => setTimeout(r, 250));
+  const have = items.length + start + creates + 20;
+  const more = Math.max(0, memoryClusters - have);
+  await kubectlOk(["create", "namespace", "load-memory"]);
+  await bulk("load-memory", seq("m", more));
+  const deadline = Date.now() + 120_000;
+  let cached = await cachedClusters();
+  while (cached < memoryClusters && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 1000));
+    cached = await cachedClusters();
+  }
+  memory = {
+    cachedTenantClusters: cached,
+    rssMiB: statusMiB(child.pid, "VmRSS"),
+    peakRssMiB: statusMiB(child.pid, "VmHWM"),
+    limit: memoryLimit,
+  };
+  console.log(`\nmemory: ${JSON.stringify(memory)}`);
 }
-await Promise.all(Array.from({ length: 20 }, dryRunCreate));
-const withHook = await drive(dryRunCreate);
-row("the shipped configuration", withHook.latencies, withHook.statuses);
 
-// Real creates with a quota in force: every admission reserves in the team's one ledger, so the 50 clients
-// contend on a single ConfigMap (the worst case: one team creating at full speed).
-await kubectlOk([
-  "patch",
-  "team",
-  "load",
-  "--type=merge",
-  "-p",
-  JSON.stringify({ spec: { resourceLimits: { maxClusters: 1_000_000 } } }),
-]);
-const realCreate = async () =>
-  String(
-    (await api(
-      "POST",
-      `/apis/butler.butlerlabs.dev/v1alpha1/namespaces/${NS}/tenantclusters`,
-      tenantCluster(`q-${seq++}`),
-    ))
-      .status,
-  );
-const real = await drive(realCreate);
-row("the shipped configuration, real creates under a quota (ledger writes)", real.latencies, real.statuses);
+const result = {
+  creates: {
+    webhook: { perSecond: summary(withHooks).perSecond, p99Ms: summary(withHooks).p99Ms },
+    baseline: { perSecond: summary(baseline).perSecond, p99Ms: summary(baseline).p99Ms },
+    throughputRatio: round(summary(withHooks).perSecond / summary(baseline).perSecond, 2),
+    p99Ratio: round(summary(withHooks).p99Ms / summary(baseline).p99Ms, 2),
+    answers: withHooks.statuses,
+  },
+  listReviews: {
+    p99Ms: Math.max(summary(reviews.environment!).p99Ms, summary(reviews.providerconfig!).p99Ms),
+    createReviewP99Ms: summary(reviews.create!).p99Ms,
+    environmentP99Ms: summary(reviews.environment!).p99Ms,
+    providerConfigP99Ms: summary(reviews.providerconfig!).p99Ms,
+    timeouts: Object.values(reviews).reduce((n, r) => n + (r.statuses.timeout ?? 0), 0),
+  },
+  serviceCpuMsPerReview: withHooks.cpuMs.service,
+  contentionRefusals: contention,
+  overshoot,
+  ...(memory ? { memory } : {}),
+};
+console.log(`\n${JSON.stringify(result, null, 2)}`);
+if (jsonFile) Deno.writeTextFileSync(jsonFile, JSON.stringify(result, null, 2) + "\n");
 
 child.kill("SIGTERM");
 await child.status;

@@ -3,7 +3,8 @@
  *
  * - the reservation protocol (read, decide with the real `admitTenantCluster`, write the ledger under the
  *   resourceVersion read, re-read on conflict, then the API server stores the object or not) never lets stored
- *   clusters exceed `maxClusters` or `maxCPUCores`, under every interleaving of several webhook instances;
+ *   clusters exceed `maxClusters` or `maxCPUCores`, under every interleaving of several webhook instances, each
+ *   reading the clusters from a cache that lags by any amount the ledger's clusters-seen version allows;
  * - the Team status and admission agree: a create admitted on top of clusters within quota never makes the
  *   Team's `quotaStatus` Exceeded.
  */
@@ -77,14 +78,19 @@ Deno.test("quota admission properties", async (t) => {
           maxLength: 6,
         }),
         fc.array(fc.nat(), { maxLength: 80 }), // the schedule: which instance takes its next step
-        (maxClusters, maxCpu, existing, actors, schedule) => {
+        fc.array(fc.nat(), { minLength: 1, maxLength: 20 }), // how far behind each read's cache is
+        (maxClusters, maxCpu, existing, actors, schedule, lags) => {
           const team = {
             metadata: { name: "t" },
             spec: { access: {}, resourceLimits: { maxClusters, maxCPUCores: String(maxCpu) } },
           };
           const stored = new Map<string, Obj>(existing.map((cpu, i) => [`e${i}`, cluster(`e${i}`, cpu)]));
           let ledger: Obj | undefined;
+          // One revision counter for every write, as etcd's; the clusters as each revision left them.
           let rv = 0;
+          const history: { rv: number; clusters: Obj[] }[] = [{ rv: 0, clusters: [...stored.values()] }];
+          const remember = () => history.push({ rv, clusters: [...stored.values()] });
+          let reads = 0;
           type Actor = {
             phase: "read" | "decide" | "store" | "done";
             attempts: number;
@@ -107,9 +113,13 @@ Deno.test("quota admission properties", async (t) => {
           };
           const step = (a: Actor) => {
             if (a.phase === "read") {
+              // The cache may lag, but never behind the version the ledger says a decision must have seen.
+              const seen = Number(ledger?.metadata.annotations?.["butler.butlerlabs.dev/clusters-seen"] ?? 0);
+              const views = history.filter((h) => h.rv >= seen);
+              const view = views[views.length - 1 - (lags[reads++ % lags.length]! % views.length)]!;
               a.reads = {
                 team: structuredClone(team),
-                clusters: [...stored.values()].map((c) => structuredClone(c)),
+                clusters: view.clusters.map((c) => structuredClone(c)),
                 ledger: ledger && structuredClone(ledger),
               };
               a.phase = "decide";
@@ -129,10 +139,17 @@ Deno.test("quota admission properties", async (t) => {
                 return;
               }
               ledger = { ...body, metadata: { ...body.metadata, resourceVersion: String(++rv) } };
+              remember();
               a.phase = "store";
             } else if (a.phase === "store") {
               // The API server stores the admitted object, or fails it later (another webhook, a name clash).
-              if (a.stored) stored.set(a.obj.metadata.name, a.obj);
+              if (a.stored) {
+                stored.set(a.obj.metadata.name, {
+                  ...a.obj,
+                  metadata: { ...a.obj.metadata, resourceVersion: String(++rv) },
+                });
+                remember();
+              }
               a.phase = "done";
             }
           };
@@ -146,7 +163,7 @@ Deno.test("quota admission properties", async (t) => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 400 },
     );
   });
 
