@@ -28,6 +28,8 @@ import {
   readQuotaLedger,
   type Reservation,
   reservationFresh,
+  reservedBefore,
+  SETTLE_AFTER_SECONDS,
 } from "./reservations.ts";
 import {
   type ProviderChoice,
@@ -137,24 +139,38 @@ interface CountedCluster {
 }
 
 /**
- * The clusters' loads last computed for a list, and what they were computed from. The watch cache hands out the
- * same list while a namespace does not change, and the reviews of one group read the same objects: they then
- * share one computation instead of one per review.
+ * Each cluster's load as last computed, and what it was computed from. The watch cache keeps an object as the same
+ * value until it changes, and the reviews of a team read the same objects: a review then counts a namespace of
+ * clusters with one lookup each instead of resolving each one's shape again.
  */
-const COUNTED = new WeakMap<object, { basis: readonly unknown[]; clusters: readonly CountedCluster[] }>();
+const COUNTED = new WeakMap<object, { basis: readonly unknown[]; counted: CountedCluster }>();
 
-function remembered(
-  items: readonly ClusterObject[],
+/** What a cluster's load depends on besides the cluster: the Team and which Team defaults exist. */
+function basisOf(reads: Reads): unknown[] {
+  // A Team is the same whether it came from the cache or from the API, as long as its version is.
+  const version = (o: unknown) =>
+    (o as { metadata?: { resourceVersion?: string } } | undefined)?.metadata
+      ?.resourceVersion ?? o;
+  return [
+    version(reads.team),
+    ...Object.keys(reads).filter((k) => k.startsWith(TEAM_PROVIDER)).sort().map((k) =>
+      reads[k] !== undefined
+    ),
+  ];
+}
+
+function counted(
+  c: ClusterObject,
   basis: readonly unknown[],
-  compute: () => CountedCluster[],
-): readonly CountedCluster[] {
-  const known = COUNTED.get(items);
+  compute: () => CountedCluster,
+): CountedCluster {
+  const known = COUNTED.get(c);
   if (known && known.basis.length === basis.length && known.basis.every((b, i) => b === basis[i])) {
-    return known.clusters;
+    return known.counted;
   }
-  const clusters = compute();
-  COUNTED.set(items, { basis, clusters });
-  return clusters;
+  const fresh = compute();
+  COUNTED.set(c, { basis, counted: fresh });
+  return fresh;
 }
 
 /** The view of the namespace's TenantClusters a decision uses, and whether it is live. */
@@ -168,12 +184,11 @@ function clusterView(reads: Reads): { items: ClusterObject[]; live: boolean } {
  * live read can tell a create that failed from a cluster the cache has not seen yet.
  */
 function unseenExpired(reads: Reads, self: string, now: Date): boolean {
-  const ledger = readQuotaLedger(reads.ledger);
-  if (!ledger.reservations.size) return false;
+  const expired = [...readQuotaLedger(reads.ledger).reservations]
+    .filter(([name, r]) => name !== self && !reservationFresh(r, now));
+  if (!expired.length) return false;
   const names = new Set(clusterView(reads).items.map((c) => c.metadata?.name));
-  return [...ledger.reservations].some(([name, r]) =>
-    name !== self && !names.has(name) && !reservationFresh(r, now)
-  );
+  return expired.some(([name]) => !names.has(name));
 }
 
 /** What the reads are once a staged ledger write has landed: the ledger it writes, in place of the one read. */
@@ -266,6 +281,15 @@ const CONTENDED: AdmissionDecision = {
     `too many TenantClusters of this team are being admitted at once: the quota ledger (ConfigMap ${LEDGER_NAME}) kept changing; try again`,
 };
 
+/** The answer when the API server is too slow for admission to read what it decides on, in time. */
+export const TENANT_CLUSTER_ADMISSION_UNAVAILABLE: AdmissionDecision = {
+  allowed: false,
+  code: 429,
+  reason: "TooManyRequests",
+  message:
+    "the Kubernetes API did not answer TenantCluster admission's reads (the team, its quota ledger, its clusters) or the ledger's write in time; try again",
+};
+
 /**
  * TenantCluster admission: the ProviderConfig's team scope, environments, feature restrictions, and the team's,
  * environment's and ProviderConfig's limits against usage (the TenantClusters that exist and the ledger's fresh
@@ -338,13 +362,9 @@ export function admitTenantCluster(
     : undefined;
   const memo: ShapeMemo = new Map();
   const view = clusterView(reads);
-  // What decides the clusters' loads: the objects read, the Team, and which Team defaults exist.
-  const basis = [
-    reads.team,
-    ...Object.keys(reads).filter((k) => k.startsWith(TEAM_PROVIDER)).map((k) => reads[k]),
-  ];
-  const clusters = remembered(view.items, basis, () =>
-    view.items.map((c) => {
+  const basis = basisOf(reads);
+  const clusters = view.items.map((c) =>
+    counted(c, basis, () => {
       const cref = resolve(c);
       return {
         name: c.metadata?.name ?? "",
@@ -352,7 +372,8 @@ export function admitTenantCluster(
         load: footprintOf(c, team.data, cref && providerKey(cref.ref), memo),
         version: c.metadata?.resourceVersion,
       };
-    }));
+    })
+  );
   const { errors: quota, load } = checkQuota({
     operation: r.operation as "CREATE" | "UPDATE",
     namespace,
@@ -380,7 +401,7 @@ export function admitTenantCluster(
   const write = ledger.resourceVersion
     ? { method: "PUT" as const, path: ledgerPath(namespace, LEDGER_NAME), body }
     : { method: "POST" as const, path: ledgerPath(namespace), body };
-  const bytes = ledgerDataBytes(body.data as Record<string, string>);
+  const bytes = ledgerDataBytes(body);
   if (bytes > LEDGER_MAX_BYTES) return ledgerFull(namespace, ledger.reservations.size, bytes);
   return staged({ allowed: true }, write, CONTENDED);
 }
@@ -402,7 +423,8 @@ function ledgerFull(namespace: string, reservations: number, bytes: number): Adm
 
 /**
  * Which reservations a write drops, and the ledger's new {@linkcode SEEN_ANNOTATION}: those whose cluster the
- * view shows stored (covering its reservation, being deleted, or past the grace), recording the newest such
+ * view shows stored (covering its reservation for {@linkcode SETTLE_AFTER_SECONDS}, being deleted, or past the
+ * grace), recording the newest such
  * cluster's resourceVersion so that no later decision can read a view without it; and, from a live view only,
  * those past the grace whose cluster was never stored.
  */
@@ -422,7 +444,8 @@ function spent(
       if (live && !fresh) dropped.add(key);
       continue;
     }
-    if (!(c.deleting || !fresh || covers(c.load, loadOf(r)))) continue;
+    const settled = reservedBefore(r, now, SETTLE_AFTER_SECONDS) && covers(c.load, loadOf(r));
+    if (!(c.deleting || !fresh || settled)) continue;
     const later = laterVersion(seen, c.version);
     // A version that is not an etcd revision cannot be ordered: the reservation stays until it expires unseen.
     if (later === undefined) continue;

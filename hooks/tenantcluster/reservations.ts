@@ -27,6 +27,21 @@ export const LEDGER_NAME = "butler-quota-ledger";
  */
 export const RESERVATION_GRACE_SECONDS = 45;
 
+/**
+ * A reservation its stored cluster covers is dropped once it is this old. Dropping it raises the ledger's
+ * clusters-seen version, which every other replica's cache must then have reached (or read the API): by the time a
+ * reservation is two seconds old, every cache has long seen its cluster, so dropping costs no one a wait; and a
+ * ledger under a sustained burst holds two seconds of creates, not more.
+ */
+export const SETTLE_AFTER_SECONDS = 2;
+
+/** Whether a reservation made at `at` is at least `seconds` old at `now`. */
+export function reservedBefore(r: Reservation, now: Date, seconds: number): boolean {
+  let at = RESERVED_AT.get(r);
+  if (at === undefined) RESERVED_AT.set(r, at = parseTime(r.at)!.getTime());
+  return now.getTime() - at >= seconds * 1000;
+}
+
 /** What one TenantCluster takes from its team's quotas. */
 export interface Footprint {
   /** Environment label, when set. */
@@ -50,13 +65,18 @@ export interface Footprint {
  */
 export const LEDGER_MAX_BYTES = 256 * 1024;
 
-/** The size {@linkcode LEDGER_MAX_BYTES} bounds: the data's keys and values, as JSON would quote them. */
-export function ledgerDataBytes(data: Readonly<Record<string, string>>): number {
-  let bytes = 0;
+/** What one entry adds to the ledger's size: its key and value, as JSON quotes them. */
+function entryBytes(key: string, text: string): number {
   // Reservation values are ASCII JSON (names are DNS names): a character is a byte; each quote is escaped.
-  for (const key in data) bytes += key.length + data[key]!.length * 1.2 + 6;
-  return Math.ceil(bytes);
+  return key.length + Math.ceil(text.length * 1.2) + 6;
 }
+
+/** The size {@linkcode LEDGER_MAX_BYTES} bounds, of a ledger {@linkcode quotaLedgerObject} built. */
+export function ledgerDataBytes(body: object): number {
+  return BYTES.get(body) ?? 0;
+}
+
+const BYTES = new WeakMap<object, number>();
 
 /** A footprint and when admission reserved it. */
 export interface Reservation extends Footprint {
@@ -149,9 +169,7 @@ export function readQuotaLedger(configMap: unknown): QuotaLedger {
 
 /** Whether a reservation made at `at` still holds at `now`. */
 export function reservationFresh(r: Reservation, now: Date): boolean {
-  let at = RESERVED_AT.get(r);
-  if (at === undefined) RESERVED_AT.set(r, at = parseTime(r.at)!.getTime());
-  return now.getTime() - at < RESERVATION_GRACE_SECONDS * 1000;
+  return !reservedBefore(r, now, RESERVATION_GRACE_SECONDS);
 }
 
 /** When each reservation was made, in epoch milliseconds, parsed once. */
@@ -182,13 +200,19 @@ export function quotaLedgerObject(
   if (reservation) entries.set(name, reservation);
   else entries.delete(name);
   for (const [key, r] of entries) if (key !== name && drop(key, r)) entries.delete(key);
-  const data: Record<string, string> = {};
-  for (const key of [...entries.keys()].sort()) {
-    const r = entries.get(key)!;
+  let bytes = 0;
+  for (const [key, r] of entries) {
     let text = TEXTS.get(r);
     if (text === undefined) TEXTS.set(r, text = JSON.stringify(r));
-    data[key] = text;
+    bytes += entryBytes(key, text);
   }
+  // Built when the body is sent (JSON.stringify reads the getter): a group's reviews each build a ledger, and
+  // only the last one is written.
+  let data: Record<string, string> | undefined;
+  const sorted = () =>
+    data ??= Object.fromEntries(
+      [...entries.keys()].sort().map((key) => [key, TEXTS.get(entries.get(key)!)!]),
+    );
   const body = {
     apiVersion: "v1",
     kind: "ConfigMap",
@@ -203,8 +227,11 @@ export function quotaLedgerObject(
       },
       ...(ledger.resourceVersion ? { resourceVersion: ledger.resourceVersion } : {}),
     },
-    data,
+    get data() {
+      return sorted();
+    },
   };
+  BYTES.set(body, bytes);
   READ.set(body, {
     reservations: entries,
     ...(ledger.resourceVersion ? { resourceVersion: ledger.resourceVersion } : {}),

@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import {
   admitTenantCluster,
+  TENANT_CLUSTER_ADMISSION_UNAVAILABLE,
   tenantClusterAdmissionChain,
   tenantClusterAdmissionKey,
   tenantClusterAdmissionReads,
@@ -19,7 +20,11 @@ export function registerTenantClusterRoutes(app: Hono<AppEnv>): void {
       "tenantcluster",
       admitTenantCluster,
       tenantClusterAdmissionReads,
-      { key: tenantClusterAdmissionKey, chain: tenantClusterAdmissionChain },
+      {
+        key: tenantClusterAdmissionKey,
+        chain: tenantClusterAdmissionChain,
+        unavailable: TENANT_CLUSTER_ADMISSION_UNAVAILABLE,
+      },
     ),
   );
   app.post("/hooks/tenantcluster/finalize", bindComposite(syncTenantCluster, tenantClusterSignals));

@@ -110,6 +110,8 @@ export interface Binding<Req extends z.ZodType, Res extends z.ZodType> {
   readonly group?: {
     readonly key: (request: z.output<Req>) => string | undefined;
     readonly chain: (reads: Reads, write: KubeWrite) => Reads;
+    /** The answer when the API is too slow to decide in time (a refusal asking to try again). */
+    readonly unavailable: (request: z.output<Req>) => z.input<Res>;
   };
   /**
    * Whether an answer refuses: a refusal decided on reads from a cache is decided again on live reads before it
@@ -141,6 +143,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
           kube,
           run: binding.run,
           chain: binding.group!.chain,
+          unavailable: binding.group!.unavailable,
           ...(binding.refuses ? { refuses: binding.refuses } : {}),
         }),
       );
@@ -228,7 +231,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
         const reads = planned ? await readAll(plan, kube!, attempt > 1 ? "fresh" : "cached") : {};
         outcome = binding.run(request, context, reads);
         if (planned && !isStaged(outcome) && binding.refuses?.(outcome)) {
-          outcome = binding.run(request, context, await readAll(plan, kube!, "live"));
+          outcome = binding.run(request, context, await readAll(plan, kube!, "confirm"));
         }
         if (!isStaged(outcome)) return { response: outcome };
         if (!kube) throw new NoApi();
@@ -358,13 +361,24 @@ export function bindAdmission(
   group?: {
     readonly key: (review: AdmissionReviewRequest) => string | undefined;
     readonly chain: (reads: Reads, write: KubeWrite) => Reads;
+    /** The decision when the API is too slow to decide in time. */
+    readonly unavailable: AdmissionDecision;
   },
 ): Handler<AppEnv> {
   return bind({
     request: AdmissionReviewRequest,
     response: AdmissionReviewResponse,
     ...(plan ? { plan } : {}),
-    ...(group ? { group } : {}),
+    ...(group
+      ? {
+        group: {
+          key: group.key,
+          chain: group.chain,
+          unavailable: (review: AdmissionReviewRequest) =>
+            admissionResponse(review.request.uid, group.unavailable),
+        },
+      }
+      : {}),
     run: (review, context, reads) => {
       const uid = review.request.uid;
       const d = decide(review, context, reads);

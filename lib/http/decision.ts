@@ -69,9 +69,11 @@ export function isStaged<T>(v: T | Staged<T>): v is Staged<T> {
 
 /**
  * How a decision reads: from the cache where it may (`cached`), with the object a staged write is conditioned on
- * read from the API after a conflict (`fresh`), or everything from the API (`live`: to confirm a refusal).
+ * read from the API after a conflict (`fresh`), or the limits from the API (`confirm`: before a refusal is given,
+ * the single objects it rests on, a Team or a ProviderConfig, are read live; lists and the ledger stay as read,
+ * since what they hold late can only be a cluster deleted a moment ago, and reading them costs far more).
  */
-export type ReadMode = "cached" | "fresh" | "live";
+export type ReadMode = "cached" | "fresh" | "confirm";
 
 /**
  * Reads what `plan` asks for, then asks it again with what was read, until it asks for nothing new. A plan that
@@ -87,7 +89,8 @@ export async function readAll(
     const wanted = Object.entries(plan(reads)).filter(([name]) => !(name in reads));
     if (!wanted.length) return reads;
     const got = await Promise.all(wanted.map(async ([name, read]) => {
-      const live = read.live || mode === "live" || (mode === "fresh" && read.cas);
+      const live = read.live || (mode === "confirm" && !read.list && !read.cas) ||
+        (mode === "fresh" && read.cas);
       const freshness = {
         ...(live ? { live: true } : {}),
         ...(read.atLeast ? { atLeast: read.atLeast } : {}),

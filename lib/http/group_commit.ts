@@ -9,7 +9,9 @@
  * admission and is sent once, under the resourceVersion read. A conflict (another replica went first) re-decides
  * the whole group on a fresh view; no member is answered before the write its answer depends on has landed, so a
  * refusal is never caused by an admission that did not happen. Members decided before the group's first staged
- * write do not depend on it and are answered at once.
+ * write do not depend on it and are answered at once. Every review is answered within
+ * {@linkcode DECISION_BUDGET_MS} of its arrival: a read or write the API server is too slow for is given up, and
+ * the review refused with "try again" rather than left to the API server's webhook timeout.
  *
  * @module
  */
@@ -54,8 +56,22 @@ export interface GroupDecider<Req, Res> {
    * the API says.
    */
   readonly refuses?: (response: Res) => boolean;
+  /**
+   * The answer when the API did not answer a read in time: a refusal asking to try again, given before the
+   * API server's own timeout for the webhook turns the call into an error.
+   */
+  readonly unavailable: (request: Req) => Res;
   /** Milliseconds, monotonic; `performance.now` by default. */
   readonly elapsed?: () => number;
+}
+
+const LATE = Symbol("late");
+
+/** A member decided, waiting for the group's write. */
+interface Held<Req, Res> {
+  readonly waiting: Waiting<Req, Res>;
+  readonly outcome: Res | Staged<Res>;
+  readonly reads: Reads;
 }
 
 interface Waiting<Req, Res> {
@@ -90,20 +106,38 @@ export function createGroupCommit<Req, Res>(
     }
   }
 
+  /** `p`, or {@linkcode LATE} once `deadline` (on the `elapsed` clock) has passed. */
+  function by<T>(p: Promise<T>, deadline: number): Promise<T | typeof LATE> {
+    p.catch(() => {}); // a late failure is nobody's business any more
+    const ms = deadline - elapsed();
+    if (ms <= 0) return Promise.resolve(LATE);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<typeof LATE>((resolve) => timer = setTimeout(() => resolve(LATE), ms));
+    return Promise.race([p, late]).finally(() => clearTimeout(timer));
+  }
+
   async function decideGroup(group: Waiting<Req, Res>[]): Promise<void> {
     let fresh = false;
     for (let attempt = 1;; attempt++) {
       const reader = memoReader(kube);
       let write: KubeWrite | undefined;
-      const held: { waiting: Waiting<Req, Res>; outcome: Res | Staged<Res>; reads: Reads }[] = [];
+      const held: Held<Req, Res>[] = [];
       for (const waiting of group) {
-        const { request, plan, context } = waiting.member;
+        const { request, plan, context, started } = waiting.member;
+        const deadline = started + DECISION_BUDGET_MS;
         try {
-          let read = await readAll(plan, reader, fresh ? "fresh" : "cached");
+          let read = await by(readAll(plan, reader, fresh ? "fresh" : "cached"), deadline);
+          if (read === LATE) {
+            waiting.resolve({ response: decider.unavailable(request) });
+            continue;
+          }
           let outcome = run(request, context, write ? chain(read, write) : read);
           if (!isStaged(outcome) && decider.refuses?.(outcome)) {
-            read = await readAll(plan, reader, "live");
-            outcome = run(request, context, write ? chain(read, write) : read);
+            const live = await by(readAll(plan, reader, "confirm"), deadline);
+            // Not confirmed in time: the refusal stands as decided.
+            if (live !== LATE) {
+              outcome = run(request, context, write ? chain(read = live, write) : (read = live));
+            }
           }
           if (isStaged(outcome)) write = outcome.write;
           else if (!write) {
@@ -116,31 +150,39 @@ export function createGroupCommit<Req, Res>(
         }
       }
       if (!write) return;
-      const answer = (h: (typeof held)[number]) =>
-        h.waiting.resolve({ response: isStaged(h.outcome) ? h.outcome.response : h.outcome });
+      const oldest = Math.min(...held.map((h) => h.waiting.member.started));
+      let failure: unknown;
       try {
-        await kube.write(write.method, write.path, write.body);
-        held.forEach(answer);
-        return;
-      } catch (error) {
-        const conflict = error instanceof KubeApiError && error.status === 409;
-        const oldest = Math.min(...held.map((h) => h.waiting.member.started));
-        if (conflict && attempt < MAX_DECISION_ATTEMPTS && elapsed() - oldest < DECISION_BUDGET_MS) {
-          fresh = true;
-          group = held.map((h) => h.waiting);
-          continue;
-        }
-        for (const h of held) {
-          if (!conflict) h.waiting.resolve({ error });
-          else if (isStaged(h.outcome)) h.waiting.resolve({ response: h.outcome.contended });
-          else {
-            // Refused on top of admissions that did not land: decided again on its own view, without them.
-            const alone = run(h.waiting.member.request, h.waiting.member.context, h.reads);
-            h.waiting.resolve({ response: isStaged(alone) ? alone.contended : alone });
+        // A write the API server takes too long for is given up before the API server gives up on the webhook:
+        // the reviews are answered "try again" (should it land later, its reservations expire unused).
+        if (
+          (await by(kube.write(write.method, write.path, write.body), oldest + DECISION_BUDGET_MS)) !== LATE
+        ) {
+          for (const h of held) {
+            h.waiting.resolve({ response: isStaged(h.outcome) ? h.outcome.response : h.outcome });
           }
+          return;
         }
-        return;
+      } catch (error) {
+        failure = error;
       }
+      const conflict = failure instanceof KubeApiError && failure.status === 409;
+      if (conflict && attempt < MAX_DECISION_ATTEMPTS && elapsed() - oldest < DECISION_BUDGET_MS) {
+        fresh = true;
+        group = held.map((h) => h.waiting);
+        continue;
+      }
+      for (const h of held) {
+        if (failure !== undefined && !conflict) h.waiting.resolve({ error: failure });
+        else if (!conflict) h.waiting.resolve({ response: decider.unavailable(h.waiting.member.request) });
+        else if (isStaged(h.outcome)) h.waiting.resolve({ response: h.outcome.contended });
+        else {
+          // Refused on top of admissions that did not land: decided again on its own view, without them.
+          const alone = run(h.waiting.member.request, h.waiting.member.context, h.reads);
+          h.waiting.resolve({ response: isStaged(alone) ? alone.contended : alone });
+        }
+      }
+      return;
     }
   }
 

@@ -35,7 +35,10 @@ export interface CachedCollection {
 export interface KubeCacheOptions {
   readonly client: FullKubeClient;
   readonly collections: readonly CachedCollection[];
-  /** How long an `atLeast` read waits for the watch before it reads the API (default 1,000 ms). */
+  /**
+   * How long an `atLeast` read waits for the watch before it reads the API (default 200 ms: a namespace's list
+   * from the API costs less than a longer wait).
+   */
   readonly waitMs?: number;
   /** How long a read waits for a collection's first list before it fails (default 3,000 ms). */
   readonly syncWaitMs?: number;
@@ -112,7 +115,7 @@ const splitKey = (key: string): [string, string] => {
  * ```
  */
 export function createKubeCache(options: KubeCacheOptions): KubeCache {
-  const { client, waitMs = 1000, syncWaitMs = 3000 } = options;
+  const { client, waitMs = 200, syncWaitMs = 3000 } = options;
   let hits = 0, misses = 0;
   const entries = new Map<string, Entry>();
   let started = false;

@@ -49,7 +49,8 @@ export function fixtureReader(
         conflicts.splice(at, 1);
         return Promise.reject(new KubeApiError(409, "Conflict", "the object has been modified", path));
       }
-      writes.push({ method, path, body });
+      // As the API receives it: the JSON the client sends.
+      writes.push({ method, path, body: JSON.parse(JSON.stringify(body)) });
       return Promise.resolve(body);
     },
     list(path, options = {}) {

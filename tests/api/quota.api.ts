@@ -19,6 +19,7 @@ import {
   type KubeCache,
 } from "../../lib/kube/mod.ts";
 import { ADMISSION_CACHE } from "../../lib/api/mod.ts";
+import { SETTLE_AFTER_SECONDS } from "../../hooks/tenantcluster/reservations.ts";
 import {
   api,
   applyObject,
@@ -257,11 +258,18 @@ Deno.test("quotas at admission on a real API server", async (t) => {
         const items = (await api("GET", `/apis/${API}/namespaces/team-quota/tenantclusters`)).body
           .items as Obj[];
         assert.equal(items.length, ROUNDS + 1);
-        // The ledger keeps only what is in flight: reservations the stored clusters cover are dropped.
         const names = new Set(items.map((i) => i.metadata.name));
-        const reserved = Object.keys(await ledger("team-quota"));
-        assert.ok(reserved.length >= 1 && reserved.length < ROUNDS, reserved.join(", "));
-        for (const key of reserved) assert.ok(names.has(key), `${key} is reserved but was never stored`);
+        for (const key of Object.keys(await ledger("team-quota"))) {
+          assert.ok(names.has(key), `${key} is reserved but was never stored`);
+        }
+        // The ledger keeps only what is in flight: reservations their stored clusters cover are dropped by the
+        // next write once a few seconds old (SETTLE_AFTER_SECONDS).
+        await new Promise((r) => setTimeout(r, (SETTLE_AFTER_SECONDS + 1) * 1000));
+        await setLimits("quota", { maxClusters: ROUNDS + 2 });
+        const next = await create("team-quota", tenantCluster("settles", "team-quota"));
+        assert.equal(next.status, 201, JSON.stringify(next.body));
+        assert.deepEqual(Object.keys(await ledger("team-quota")), ["settles"]);
+        await kubectlOk(["delete", "tenantcluster", "settles", "-n", "team-quota", "--wait=true"]);
       },
     );
 
@@ -371,8 +379,12 @@ Deno.test("quotas at admission on a real API server", async (t) => {
         const admitted = answers.filter((a) => a.status === 201).length;
         for (const a of answers.filter((a) => a.status !== 201)) {
           assert.ok(
+            // The limit; the ledger's bound; or "try again" when the API server is too slow for the ledger's
+            // write or keeps it changing: every answer is the webhook's, never the API server's webhook timeout.
             (a.status === 403 && /team quota limits to 600/.test(String(a.body.message))) ||
-              (a.status === 429 && /over its bound of 262144 bytes/.test(String(a.body.message))),
+              (a.status === 429 && /over its bound of 262144 bytes/.test(String(a.body.message))) ||
+              (a.status === 429 && /did not answer .* in time; try again/.test(String(a.body.message))) ||
+              (a.status === 409 && /kept changing; try again/.test(String(a.body.message))),
             `${a.status}: ${a.body.message} (${JSON.stringify(byStatus)})`,
           );
         }
@@ -385,7 +397,8 @@ Deno.test("quotas at admission on a real API server", async (t) => {
     );
 
     await t.step("a delete releases its reservation; the slot is free again", async () => {
-      await setLimits("quota", { maxClusters: ROUNDS + 1 });
+      // `first`, one per round, and one per lagged round: the team is full; a delete frees one slot.
+      await setLimits("quota", { maxClusters: ROUNDS + ROUNDS / 2 + 1 });
       await kubectlOk(["delete", "tenantcluster", "first", "-n", "team-quota", "--wait=true"]);
       const again = await create("team-quota", tenantCluster("again", "team-quota"));
       assert.equal(again.status, 201, JSON.stringify(again.body));
