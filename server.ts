@@ -73,7 +73,22 @@ try {
   const connection = loadKubeConfig(env, Deno.readTextFileSync);
   // Two attempts of at most 1.5 s fit the webhooks' 5 s timeout with room for the decision and the answer.
   const client = connection ? createKubeClient(connection, { timeoutMs: 1500, retries: 1 }) : undefined;
-  cache = client ? createKubeCache({ client, collections: ADMISSION_CACHE }) : undefined;
+  cache = client
+    ? createKubeCache({
+      client,
+      collections: ADMISSION_CACHE,
+      // Until a collection is listed, reviews that read it answer 503: the log says why.
+      onHealth: (resource, health) =>
+        health.state === "failing"
+          ? log({
+            msg: "admission cache cannot list or watch",
+            resource,
+            attempts: health.attempts,
+            error: health.error.message,
+          })
+          : log({ msg: `admission cache ${health.state}`, resource }),
+    })
+    : undefined;
   kube = cache;
 } catch (err) {
   fail(`cannot configure the Kubernetes API client: ${err instanceof Error ? err.message : String(err)}`);

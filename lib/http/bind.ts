@@ -231,7 +231,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
         const reads = planned ? await readAll(plan, kube!, attempt > 1 ? "fresh" : "cached") : {};
         outcome = binding.run(request, context, reads);
         if (planned && !isStaged(outcome) && binding.refuses?.(outcome)) {
-          outcome = binding.run(request, context, await readAll(plan, kube!, "confirm"));
+          outcome = binding.run(request, context, await readAll(plan, kube!, "confirm", reads));
         }
         if (!isStaged(outcome)) return { response: outcome };
         if (!kube) throw new NoApi();

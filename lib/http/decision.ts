@@ -77,14 +77,25 @@ export type ReadMode = "cached" | "fresh" | "confirm";
 
 /**
  * Reads what `plan` asks for, then asks it again with what was read, until it asks for nothing new. A plan that
- * still asks for more after {@linkcode MAX_READ_ROUNDS} rounds is our bug, and fails the call.
+ * still asks for more after {@linkcode MAX_READ_ROUNDS} rounds is our bug, and fails the call. In `confirm` mode,
+ * what `prior` read of lists and of the ledger is kept, and every other object is read again from the API.
  */
 export async function readAll(
   plan: (reads: Reads) => ReadPlan,
   kube: KubeReader,
   mode: ReadMode = "cached",
+  prior: Reads = {},
 ): Promise<Reads> {
-  let reads: Reads = {};
+  // Confirming a refusal re-reads the single objects only: the lists and the ledger stay as `prior` read them
+  // (the ledger as this attempt read it, which a staged write is conditioned on).
+  const planned = plan(prior);
+  let reads: Reads = mode === "confirm"
+    ? Object.fromEntries(
+      Object.entries(prior).filter(([name]) =>
+        planned[name]?.list || planned[name]?.cas || planned[name]?.live
+      ),
+    )
+    : {};
   for (let round = 0; round < MAX_READ_ROUNDS; round++) {
     const wanted = Object.entries(plan(reads)).filter(([name]) => !(name in reads));
     if (!wanted.length) return reads;
@@ -93,7 +104,8 @@ export async function readAll(
         (mode === "fresh" && read.cas);
       const freshness = {
         ...(live ? { live: true } : {}),
-        ...(read.atLeast ? { atLeast: read.atLeast } : {}),
+        // After a conflict another decision is racing this one: no waiting for a cache to catch up.
+        ...(read.atLeast ? { atLeast: read.atLeast, ...(mode === "fresh" ? { hurry: true } : {}) } : {}),
       };
       const value = read.list
         ? await kube.list(read.path, {

@@ -133,7 +133,7 @@ export function createGroupCommit<Req, Res>(
           }
           let outcome = run(request, context, write ? chain(read, write) : read);
           if (!isStaged(outcome) && decider.refuses?.(outcome)) {
-            const live = await by(readAll(plan, reader, "confirm"), deadline);
+            const live = await by(readAll(plan, reader, "confirm", read), deadline);
             // Not confirmed in time: the refusal stands as decided.
             if (live !== LATE) {
               outcome = run(request, context, write ? chain(read = live, write) : (read = live));

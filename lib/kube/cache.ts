@@ -17,7 +17,7 @@
  * @module
  */
 import { type FullKubeClient, KubeApiError, type KubeClient, type ReadFreshness } from "./client.ts";
-import { startWatch, type Watcher, type WatchOptions } from "./watch.ts";
+import { startWatch, type Watcher, type WatchHealth, type WatchOptions } from "./watch.ts";
 
 /** One cached collection. */
 export interface CachedCollection {
@@ -42,6 +42,8 @@ export interface KubeCacheOptions {
   readonly waitMs?: number;
   /** How long a read waits for a collection's first list before it fails (default 3,000 ms). */
   readonly syncWaitMs?: number;
+  /** Called when a collection's watch changes health (a failing list or watch says why, attempt by attempt). */
+  readonly onHealth?: (resource: string, health: WatchHealth) => void;
   /** Watch settings shared by every collection (tests shorten backoffs). */
   readonly watch?: Partial<
     Omit<WatchOptions<unknown>, "client" | "path" | "select" | "onChange" | "onProgress">
@@ -146,6 +148,9 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
         client,
         path: `${collection.prefix}/${collection.resource}${field}`,
         select: collection.select ?? ((raw: unknown) => raw),
+        ...(options.onHealth
+          ? { onHealth: (h: WatchHealth) => options.onHealth!(collection.resource, h) }
+          : {}),
         onChange: (key) => {
           if (key === undefined) {
             rebuild(entry);
@@ -227,7 +232,9 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
     if (want === undefined) return r;
     // A version that is not a number is never reached: read the API at once.
     if (!/^\d{1,30}$/.test(want)) return undefined;
-    return (await until(r.entry, () => reached(w.resourceVersion, want), waitMs)) ? r : undefined;
+    return (await until(r.entry, () => reached(w.resourceVersion, want), freshness.hurry ? 0 : waitMs))
+      ? r
+      : undefined;
   }
 
   return {

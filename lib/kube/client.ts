@@ -16,6 +16,8 @@ export interface ReadFreshness {
   readonly live?: boolean;
   /** A cached answer must reflect at least this resourceVersion of its collection. */
   readonly atLeast?: string;
+  /** With `atLeast`: read the API at once rather than wait for the watch to reach it. */
+  readonly hurry?: boolean;
 }
 
 /** What admission reads: one object (absent is `undefined`, not an error) or the items of a list. */

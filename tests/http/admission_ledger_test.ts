@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { KubeApiError, type KubeClient } from "../../lib/kube/mod.ts";
 import { createTestApp } from "../../lib/testing/mod.ts";
+import { DECISION_BUDGET_MS } from "../../lib/http/mod.ts";
 
 const NS = "team-t";
 const LEDGER = `/api/v1/namespaces/${NS}/configmaps/butler-quota-ledger`;
@@ -133,6 +134,44 @@ Deno.test("staged admission decisions", async (t) => {
         /^too many TenantClusters of namespace "team-t" are being admitted at once: the quota ledger \(ConfigMap butler-quota-ledger\) would hold 741 reservations, \d+ bytes, over its bound of 262144 bytes; try again once the clusters admitted are stored$/,
       );
       assert.equal(api.stats.writes, 0);
+    },
+  );
+  await t.step(
+    "a refusal decided on a stale cache is decided again on the live Team before it is given",
+    async () => {
+      const api = memoryApi(5);
+      const stale: KubeClient = {
+        ...api.client,
+        // The cache still holds the Team from before its limit was raised from 0 to 5.
+        get: (path, freshness) =>
+          path.endsWith("/teams/t") && !freshness?.live
+            ? Promise.resolve({ spec: { access: {}, resourceLimits: { maxClusters: 0 } } })
+            : api.client.get(path, freshness),
+      };
+      const { app } = createTestApp(HOOK_ROUTES, { kube: stale });
+      assert.equal(await create(app, "raised"), true);
+      assert.equal(api.reserved(), 1);
+    },
+  );
+  await t.step(
+    "a ledger write the API server takes too long for is answered 429 'try again' in time",
+    async () => {
+      const api = memoryApi(5);
+      const slow: KubeClient = {
+        ...api.client,
+        write: (method, path, body) =>
+          new Promise((r) => setTimeout(r, DECISION_BUDGET_MS + 500)).then(() =>
+            api.client.write(method, path, body)
+          ),
+      };
+      const { app } = createTestApp(HOOK_ROUTES, { kube: slow });
+      const started = performance.now();
+      const a = await answer(app, "slow");
+      assert.ok(performance.now() - started < DECISION_BUDGET_MS + 400, "answered within the budget");
+      assert.equal(a.allowed, false);
+      assert.equal(a.status?.code, 429);
+      assert.match(a.status!.message, /did not answer .* in time; try again$/);
+      await new Promise((r) => setTimeout(r, 600)); // the abandoned write lands; nothing waits for it
     },
   );
   await t.step(
