@@ -112,7 +112,24 @@ const ReservationEntry = z.object({
   at: z.string().refine((t) => parseTime(t) !== undefined, "not an RFC 3339 time"),
 });
 
+/**
+ * Reservations by their text: every version of a ledger repeats most entries of the one before, and each new
+ * version (a write, its watch event) would otherwise parse and validate all of them again. Bounded; cleared when
+ * full. Parsed values are never changed, so sharing one is safe.
+ */
+const PARSED = new Map<string, Reservation | null>();
+const PARSED_MAX = 20_000;
+
 function parseReservation(text: string): Reservation | undefined {
+  const known = PARSED.get(text);
+  if (known !== undefined) return known ?? undefined;
+  const r = parseReservationText(text);
+  if (PARSED.size >= PARSED_MAX) PARSED.clear();
+  PARSED.set(text, r ?? null);
+  return r;
+}
+
+function parseReservationText(text: string): Reservation | undefined {
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -266,6 +266,13 @@ for (let seen = ""; !seen.includes("admission webhooks listening");) {
 const base = `https://127.0.0.1:${webhookPort}`;
 const client = Deno.createHttpClient({ caCerts: [Deno.readTextFileSync(c.caFile)] });
 
+/** The service's reads from memory and from the API so far, from its metrics. */
+async function cacheReads(): Promise<string> {
+  const text = await (await fetch(`http://127.0.0.1:${hookPort}/metrics`)).text();
+  return [...text.matchAll(/butler_admission_cache_reads_total\{source="(\w+)"\} (\d+)/g)]
+    .map((m) => `${m[1]} ${m[2]}`).join(", ");
+}
+
 /** The service's count of cached TenantClusters, from its metrics. */
 async function cachedClusters(): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${hookPort}/metrics`)).text();
@@ -307,6 +314,7 @@ for (const deadline = Date.now() + 30_000;;) {
 }
 const withHooks = await drive(creates, realCreate(NS, "c"));
 row("the shipped webhooks, every limit in force (ledger writes)", withHooks);
+console.log(`  cache reads: ${await cacheReads()}`);
 for (const [status, message] of Object.entries(samples)) console.log(`  ${status}: ${message}`);
 
 // --- reviews straight to the routes
