@@ -185,6 +185,8 @@ const webhookServer = config.webhook
     keyFile: config.webhook.keyFile,
     ...(config.webhook.client ? { clientCaFile: config.webhook.client.caFile } : {}),
     listener: "webhooks",
+    // The API server's calls, multiplexed on one connection (docs/performance.md).
+    http2: true,
     reloadSeconds: config.tls?.reloadSeconds ?? 10,
     log,
     onListen: ({ hostname, port }) =>
