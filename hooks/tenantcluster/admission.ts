@@ -19,7 +19,6 @@ import {
   usageOf,
 } from "./quota.ts";
 import {
-  laterVersion,
   LEDGER_MAX_BYTES,
   LEDGER_NAME,
   ledgerDataBytes,
@@ -42,6 +41,7 @@ import {
   teamProviderNamespaces,
 } from "../../lib/api/mod.ts";
 import { formatPath } from "../../lib/contract/mod.ts";
+import { laterRevision } from "../../lib/kube/revision.ts";
 
 const ledgerPath = (namespace: string, name?: string) =>
   `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps${name ? `/${name}` : ""}`;
@@ -446,7 +446,7 @@ function spent(
     }
     const settled = reservedBefore(r, now, SETTLE_AFTER_SECONDS) && covers(c.load, loadOf(r));
     if (!(c.deleting || !fresh || settled)) continue;
-    const later = laterVersion(seen, c.version);
+    const later = laterRevision(seen, c.version);
     // A version that is not an etcd revision cannot be ordered: the reservation stays until it expires unseen.
     if (later === undefined) continue;
     seen = later;

@@ -13,6 +13,7 @@
  * @module
  */
 import { z } from "zod";
+import { isRevision } from "../../lib/kube/revision.ts";
 import { parseTime } from "../../lib/time/mod.ts";
 
 /** The ledger's name in every team namespace. */
@@ -177,7 +178,7 @@ export function readQuotaLedger(configMap: unknown): QuotaLedger {
   const ledger = {
     reservations,
     ...(rv ? { resourceVersion: rv } : {}),
-    ...(typeof seen === "string" && /^\d{1,30}$/.test(seen) ? { seen } : {}),
+    ...(typeof seen === "string" && isRevision(seen) ? { seen } : {}),
     corrupt,
   };
   if (cm) READ.set(cm, ledger);
@@ -191,14 +192,6 @@ export function reservationFresh(r: Reservation, now: Date): boolean {
 
 /** When each reservation was made, in epoch milliseconds, parsed once. */
 const RESERVED_AT = new WeakMap<Reservation, number>();
-
-/** The later of two resourceVersions (decimal etcd revisions), or `undefined` when either is not one. */
-export function laterVersion(a: string | undefined, b: string | undefined): string | undefined {
-  const number = (v: string | undefined) => v !== undefined && /^\d{1,30}$/.test(v);
-  if (a === undefined || b === undefined) return number(a) ? a : number(b) ? b : undefined;
-  if (!number(a) || !number(b)) return undefined;
-  return BigInt(a) >= BigInt(b) ? a : b;
-}
 
 /**
  * The ledger ConfigMap after setting (or, with `undefined`, releasing) `name`'s reservation: the reservations

@@ -17,6 +17,7 @@
  * @module
  */
 import { type FullKubeClient, KubeApiError, type KubeClient, type ReadFreshness } from "./client.ts";
+import { isRevision, reached } from "./revision.ts";
 import { startWatch, type Watcher, type WatchHealth, type WatchOptions } from "./watch.ts";
 
 /** One cached collection. */
@@ -70,21 +71,6 @@ export interface KubeCache extends KubeClient {
   stats(): KubeCacheStats;
   /** Stops every watch. */
   stop(): Promise<void>;
-}
-
-/**
- * Whether resourceVersion `have` is at least `want`. Both must be decimal numbers (etcd revisions); otherwise
- * the answer is "no", and the caller reads the API.
- *
- * @example
- * ```ts
- * reached("120", "99"); // true
- * reached("abc", "1"); // false
- * ```
- */
-export function reached(have: string | undefined, want: string): boolean {
-  if (have === undefined || !/^\d{1,30}$/.test(have) || !/^\d{1,30}$/.test(want)) return false;
-  return BigInt(have) >= BigInt(want);
 }
 
 const PATH = /^(\/api\/v1|\/apis\/[^/?]+\/[^/?]+)(?:\/namespaces\/([^/?]+))?\/([^/?]+)(?:\/([^/?]+))?$/;
@@ -152,18 +138,8 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
           ? { onHealth: (h: WatchHealth) => options.onHealth!(collection.resource, h) }
           : {}),
         onChange: (key) => {
-          if (key === undefined) {
-            rebuild(entry);
-          } else {
-            const [ns, name] = splitKey(key);
-            const value = entry.watcher.items.get(key);
-            let names = byNamespace.get(ns);
-            if (value === undefined) names?.delete(name);
-            else (names ??= byNamespace.set(ns, new Map()).get(ns)!).set(name, value);
-            if (names && !names.size) byNamespace.delete(ns);
-            lists.delete(ns);
-            lists.delete("*");
-          }
+          if (key === undefined) rebuild(entry);
+          else place(entry, key, entry.watcher.items.get(key));
           if (entry.watcher.synced) { for (const wake of [...waiters]) wake(); }
         },
         onProgress: () => {
@@ -174,23 +150,32 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
     return entry;
   }
 
+  /** Sets (or, `undefined`, removes) one object in the namespace index, and forgets the lists it was in. */
+  function place(entry: Entry, key: string, value: unknown): void {
+    const [ns, name] = splitKey(key);
+    let names = entry.byNamespace.get(ns);
+    if (value === undefined) names?.delete(name);
+    else if (names) names.set(name, value);
+    else entry.byNamespace.set(ns, names = new Map([[name, value]]));
+    if (names && !names.size) entry.byNamespace.delete(ns);
+    entry.lists.delete(ns);
+    entry.lists.delete("*");
+  }
+
+  /** The namespace index anew, after a list. */
   function rebuild(entry: Entry): void {
     entry.byNamespace.clear();
     entry.lists.clear();
-    for (const [key, value] of entry.watcher.items) {
-      const [ns, name] = splitKey(key);
-      let names = entry.byNamespace.get(ns);
-      if (!names) entry.byNamespace.set(ns, names = new Map());
-      names.set(name, value);
-    }
+    for (const [key, value] of entry.watcher.items) place(entry, key, value);
   }
 
   /** The cached collection a path reads, with its namespace and name; undefined when not cached. */
   function route(path: string) {
     const m = PATH.exec(path);
-    if (!m || !cached.has(`${m[1]} ${m[3]}`)) return undefined;
+    const collection = m && key({ prefix: m[1]!, resource: m[3]! });
+    if (!m || !collection || !cached.has(collection)) return undefined;
     start();
-    const entry = entries.get(`${m[1]} ${m[3]}`)!;
+    const entry = entries.get(collection)!;
     return {
       entry,
       namespace: m[2] === undefined ? undefined : decodeURIComponent(m[2]),
@@ -231,7 +216,7 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
     const want = freshness.atLeast;
     if (want === undefined) return r;
     // A version that is not a number is never reached: read the API at once.
-    if (!/^\d{1,30}$/.test(want)) return undefined;
+    if (!isRevision(want)) return undefined;
     return (await until(r.entry, () => reached(w.resourceVersion, want), freshness.hurry ? 0 : waitMs))
       ? r
       : undefined;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { createKubeCache, reached } from "./cache.ts";
+import { createKubeCache } from "./cache.ts";
+import { laterRevision, reached } from "./revision.ts";
 import { createKubeClient } from "./client.ts";
 import { KubeApiError } from "./client.ts";
 
@@ -49,6 +50,11 @@ Deno.test("reached compares etcd revisions as numbers, and never takes anything 
   assert.equal(reached(undefined, "1"), false);
   assert.equal(reached("abc", "1"), false);
   assert.equal(reached("5", "x"), false);
+  assert.equal(laterRevision("7", "12"), "12");
+  assert.equal(laterRevision("12", "7"), "12");
+  assert.equal(laterRevision(undefined, "12"), "12");
+  assert.equal(laterRevision("x", undefined), undefined);
+  assert.equal(laterRevision("7", "x"), undefined);
 });
 
 Deno.test("createKubeCache", async (t) => {

@@ -9,4 +9,5 @@ export * from "./cache.ts";
 export * from "./client.ts";
 export * from "./config.ts";
 export * from "./events.ts";
+export * from "./revision.ts";
 export * from "./watch.ts";
