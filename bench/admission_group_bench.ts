@@ -8,7 +8,7 @@
  */
 import { HOOK_ROUTES } from "../hooks/mod.ts";
 import type { KubeClient } from "../lib/kube/mod.ts";
-import { createTestApp } from "../lib/testing/mod.ts";
+import { createTestApp, tenantClusterCreateReview } from "../lib/testing/mod.ts";
 
 const NS = "team-t";
 const LEDGER = `/api/v1/namespaces/${NS}/configmaps/butler-quota-ledger`;
@@ -76,21 +76,7 @@ function service(limits: boolean) {
   return { app: createTestApp(HOOK_ROUTES, { kube }).app, reset: () => ledger = undefined };
 }
 
-const review = (name: string) =>
-  JSON.stringify({
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: name,
-      kind: { group: "butler.butlerlabs.dev", version: "v1alpha1", kind: "TenantCluster" },
-      resource: { group: "butler.butlerlabs.dev", version: "v1alpha1", resource: "tenantclusters" },
-      name,
-      namespace: NS,
-      operation: "CREATE",
-      userInfo: { username: "u" },
-      object: tenantCluster(name, 0),
-    },
-  });
+const review = (name: string) => JSON.stringify(tenantClusterCreateReview(tenantCluster(name, 0)));
 
 async function burst(s: ReturnType<typeof service>): Promise<void> {
   s.reset();

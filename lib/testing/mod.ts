@@ -8,3 +8,4 @@ export * from "./golden.ts";
 export * from "./app.ts";
 export * from "./command.ts";
 export * from "./manifests.ts";
+export * from "./review.ts";

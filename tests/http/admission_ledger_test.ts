@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { KubeApiError, type KubeClient } from "../../lib/kube/mod.ts";
-import { createTestApp } from "../../lib/testing/mod.ts";
+import { createTestApp, tenantClusterCreateReview } from "../../lib/testing/mod.ts";
 import { DECISION_BUDGET_MS } from "../../lib/http/mod.ts";
 
 const NS = "team-t";
@@ -53,22 +53,10 @@ function memoryApi(maxClusters: number, ticks?: () => number, initial?: Record<s
   return { client, stats, reserved: () => Object.keys((ledger?.data ?? {}) as object).length };
 }
 
-function review(name: string): string {
-  return JSON.stringify({
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: name,
-      kind: { group: "butler.butlerlabs.dev", version: "v1alpha1", kind: "TenantCluster" },
-      resource: { group: "butler.butlerlabs.dev", version: "v1alpha1", resource: "tenantclusters" },
-      name,
-      namespace: NS,
-      operation: "CREATE",
-      userInfo: { username: "u" },
-      object: { metadata: { name, namespace: NS }, spec: { workers: { replicas: 1 } } },
-    },
-  });
-}
+const review = (name: string) =>
+  JSON.stringify(
+    tenantClusterCreateReview({ metadata: { name, namespace: NS }, spec: { workers: { replicas: 1 } } }),
+  );
 
 async function answer(app: ReturnType<typeof createTestApp>["app"], name: string) {
   const res = await app.request("/webhooks/validate/tenantcluster", {

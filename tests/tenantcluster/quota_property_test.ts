@@ -13,8 +13,8 @@ import fc from "fast-check";
 import { admitTenantCluster } from "../../hooks/tenantcluster/mod.ts";
 import { computeUsage } from "../../hooks/team/mod.ts";
 import type { AdmissionReviewRequest } from "../../lib/contract/mod.ts";
-import { MAX_DECISION_ATTEMPTS, type Staged } from "../../lib/http/mod.ts";
-import type { AdmissionDecision } from "../../lib/contract/mod.ts";
+import { isStaged, MAX_DECISION_ATTEMPTS } from "../../lib/http/mod.ts";
+import { type ReviewedObject, tenantClusterCreateReview } from "../../lib/testing/mod.ts";
 import type { ObservedCluster, TeamSpec } from "../../lib/api/mod.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -45,26 +45,8 @@ function cluster(
   };
 }
 
-function createReview(obj: Obj): AdmissionReviewRequest {
-  return {
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: obj.metadata.name,
-      kind: { group: "butler.butlerlabs.dev", version: "v1alpha1", kind: "TenantCluster" },
-      resource: { group: "butler.butlerlabs.dev", version: "v1alpha1", resource: "tenantclusters" },
-      name: obj.metadata.name,
-      namespace: NS,
-      operation: "CREATE",
-      userInfo: { username: "u" },
-      object: obj,
-      oldObject: null,
-    },
-  } as unknown as AdmissionReviewRequest;
-}
-
-const isStaged = (d: AdmissionDecision | Staged<AdmissionDecision>): d is Staged<AdmissionDecision> =>
-  "write" in d;
+const createReview = (obj: Obj) =>
+  tenantClusterCreateReview(obj as ReviewedObject) as unknown as AdmissionReviewRequest;
 
 Deno.test("quota admission properties", async (t) => {
   await t.step("no interleaving of webhook instances overshoots maxClusters or maxCPUCores", () => {
