@@ -168,12 +168,12 @@ function bindingOf(request: DecoratorRequest): Binding {
   }
   labels[LABELS.team] = ns;
   labels[LABELS.tenant] = ref.name;
-  const owners = (obj.metadata.ownerReferences ?? []) as {
-    kind?: string;
-    name?: string;
-    controller?: boolean;
-  }[];
-  const controller = owners.find((o) => o.controller);
+  // The envelope does not check ownerReferences' items: a malformed one owns nothing.
+  const owners = (Array.isArray(obj.metadata.ownerReferences) ? obj.metadata.ownerReferences : []) as (
+    | { kind?: string; name?: string; controller?: boolean }
+    | null
+  )[];
+  const controller = owners.find((o) => typeof o === "object" && o !== null && o.controller === true);
   if (controller) {
     return controller.kind === KINDS.TenantCluster.kind && controller.name === ref.name
       ? bound("True", "Owned", `owned by TenantCluster ${ns}/${ref.name}`)

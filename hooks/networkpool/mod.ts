@@ -8,3 +8,5 @@ export * from "./routes.ts";
 export * from "./admission.ts";
 export * from "./capacity_events.ts";
 export * from "./signals.ts";
+export * from "./overlap.ts";
+export * from "./registry.ts";

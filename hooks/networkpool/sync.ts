@@ -31,6 +31,8 @@ import {
   type Capacity,
   type Family,
   familyName,
+  formatSpan,
+  grantableRanges,
   type PoolModel,
   type Range,
   readPoolSpec,
@@ -54,6 +56,7 @@ import {
   ObservedAllocation,
 } from "../../lib/api/mod.ts";
 import { announce, CAPACITY_EVENTS, type CapacityTier, readAnnouncements } from "./capacity_events.ts";
+import { firstOverlap, type NamedSpace, type Overlap, overlapMessage, poolSpace } from "./overlap.ts";
 
 /** Utilisation thresholds of the capacity conditions, in percent (at or above means True). */
 export const CAPACITY_THRESHOLDS: readonly { type: CapacityTier; percent: number }[] = (
@@ -83,17 +86,60 @@ export function familyChangedMessage(pool: string, held: Family, spec: Family): 
   }; no new grants until they are released`;
 }
 
+/** The related rule every pool sync needs: the IPAllocations labelled for this pool, in every namespace. */
+function allocationsRule(pool: string) {
+  return {
+    apiVersion: API_VERSION,
+    resource: "ipallocations",
+    labelSelector: { matchLabels: { [LABELS.networkPool]: pool } },
+  };
+}
+
 /**
- * The NetworkPool customize hook: the IPAllocations labelled for this pool, in every namespace.
+ * The NetworkPool customize hook: the IPAllocations labelled for this pool, in every namespace, and every other
+ * NetworkPool (to see one that overlaps this one).
  */
 export function customizeNetworkPool(request: CustomizeRequest): CustomizeResponse {
   return {
-    relatedResources: [{
-      apiVersion: API_VERSION,
-      resource: "ipallocations",
-      labelSelector: { matchLabels: { [LABELS.networkPool]: request.parent.metadata.name } },
-    }],
+    relatedResources: [
+      allocationsRule(request.parent.metadata.name),
+      { apiVersion: API_VERSION, resource: "networkpools" },
+    ],
   };
+}
+
+/** Why a pool that overlaps another grants nothing new. */
+export function overlappingMessage(o: Overlap): string {
+  return `${overlapMessage(o)}; no new grants from this pool until one of them is changed or removed`;
+}
+
+/** Why an allocation waits in a pool that overlaps another (short: it is copied to the allocation's status). */
+export function overlapRefusal(pool: string, o: Overlap): string {
+  return `NetworkPool ${pool} overlaps NetworkPool ${o.pool} at ${
+    formatSpan(o.family, o.range)
+  }; no new grants until one of them is changed or removed`;
+}
+
+/**
+ * Where this pool's space meets another pool's, from the related NetworkPools. Metacontroller may keep a
+ * customize answer from before the pools were related for up to 20 minutes after an upgrade: until the group is
+ * delivered, no overlap is known (admission has refused overlapping pools all along).
+ */
+function overlapOf(
+  request: DecoratorRequest,
+  space: NonNullable<ReturnType<typeof poolSpace>>,
+): Overlap | undefined {
+  const group = request.related[groupKey(KINDS.NetworkPool)];
+  if (!group) return undefined;
+  const self = request.object.metadata;
+  const others: NamedSpace[] = [];
+  for (const [key, obj] of Object.entries(group)) {
+    const m = (obj as { metadata?: { name?: unknown; namespace?: unknown; uid?: unknown } }).metadata;
+    if (m?.name === self.name && (m.namespace ?? "") === (self.namespace ?? "")) continue;
+    const other = poolSpace((obj as { spec?: unknown }).spec);
+    if (other) others.push({ pool: key, ...other });
+  }
+  return firstOverlap(space, others);
 }
 
 interface Observed {
@@ -295,10 +341,7 @@ export function poolDeletionBlockedMessage(allocations: readonly string[]): stri
  */
 export function syncNetworkPool(request: DecoratorRequest, context: HookContext): DecoratorResponse {
   const pool = request.object;
-  requireDelivered(
-    request,
-    customizeNetworkPool({ controller: request.controller, parent: pool }).relatedResources,
-  );
+  requireDelivered(request, [allocationsRule(pool.metadata.name)]);
   const generation = pool.metadata.generation;
   const prevStatus = (typeof pool.status === "object" && pool.status !== null ? pool.status : {}) as Record<
     string,
@@ -360,11 +403,16 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
     const allocator = Allocator.create({ ...model, allocations: held ? [] : ledger.ranges() });
     const base = held || ledger.base === undefined ? first.value : ledger.base;
     const last = model.allocatable[model.allocatable.length - 1]!.end;
+    const overlap = overlapOf(request, { family, ranges: grantableRanges(model) });
     let bytes: number | undefined;
     for (const { allocation: a, token } of pending) {
       const uid = a.metadata.uid;
       if (request.finalizing) {
         refuse(uid, `NetworkPool ${poolName} is being deleted`);
+        continue;
+      }
+      if (overlap) {
+        refuse(uid, overlapRefusal(poolName, overlap));
         continue;
       }
       if (held) {
@@ -402,12 +450,14 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
     const grants = ledger.size + added.length;
     figures = figuresOf(c, grants);
     capacity = capacityConditions(c);
-    ready = {
-      type: "Ready",
-      status: "True",
-      reason: "Ready",
-      message: `${c.available}/${c.total} IPs available (${grants} allocations)`,
-    };
+    ready = overlap
+      ? { type: "Ready", status: "False", reason: "Overlapping", message: overlappingMessage(overlap) }
+      : {
+        type: "Ready",
+        status: "True",
+        reason: "Ready",
+        message: `${c.available}/${c.total} IPs available (${grants} allocations)`,
+      };
   }
 
   if (request.finalizing && ledger.size) {

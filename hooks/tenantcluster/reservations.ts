@@ -13,6 +13,7 @@
  * @module
  */
 import { z } from "zod";
+import { ADMITTED_STORED_WITHIN_SECONDS } from "../../lib/contract/mod.ts";
 import { isRevision } from "../../lib/kube/revision.ts";
 import { parseTime } from "../../lib/time/mod.ts";
 
@@ -20,13 +21,11 @@ import { parseTime } from "../../lib/time/mod.ts";
 export const LEDGER_NAME = "butler-quota-ledger";
 
 /**
- * A reservation lives this long without its TenantCluster (or beyond the stored cluster's own footprint). The API
- * server stores an admitted object once every validating webhook has answered; they are called in parallel, and
- * none may take longer than 30 s (the API's maximum `timeoutSeconds`), so 45 s covers the slowest admission chain
- * with a margin. A create that failed after admission, or a forged review that was never a create, stops counting
- * after 45 s.
+ * A reservation lives this long without its TenantCluster (or beyond the stored cluster's own footprint): an
+ * admitted create is stored by then ({@linkcode ADMITTED_STORED_WITHIN_SECONDS}). A create that failed after
+ * admission, or a forged review that was never a create, stops counting after 45 s.
  */
-export const RESERVATION_GRACE_SECONDS = 45;
+export const RESERVATION_GRACE_SECONDS = ADMITTED_STORED_WITHIN_SECONDS;
 
 /**
  * A reservation its stored cluster covers is dropped once it is this old. Dropping it raises the ledger's

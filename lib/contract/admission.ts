@@ -3,6 +3,14 @@ import { encodeBase64 } from "../encoding/base64.ts";
 
 const GroupVersionKind = z.looseObject({ group: z.string(), version: z.string(), kind: z.string() });
 
+/**
+ * An object admitted is stored within this many seconds, or never. The API server stores it once every validating
+ * webhook has answered; they are called in parallel, and none may take longer than 30 s (the API's maximum
+ * `timeoutSeconds`), so 45 s covers the slowest admission chain with a margin. What admission records of an
+ * admitted object (a quota reservation, a pool's space) counts this long without the stored object.
+ */
+export const ADMITTED_STORED_WITHIN_SECONDS = 45;
+
 /** `admission.k8s.io/v1` AdmissionReview request envelope. */
 export const AdmissionReviewRequest = z.looseObject({
   apiVersion: z.literal("admission.k8s.io/v1"),

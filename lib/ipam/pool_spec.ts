@@ -1,6 +1,14 @@
 import { type Family, familyName, formatAddress, parseAddress } from "./address.ts";
 import type { PoolModel } from "./allocator.ts";
-import { type Cidr, contains, overlaps, parseCidr, type Range } from "./range.ts";
+import {
+  type Cidr,
+  contains,
+  normalizeRanges,
+  overlaps,
+  parseCidr,
+  type Range,
+  subtractRanges,
+} from "./range.ts";
 
 /** The address fields of a pool specification (a NetworkPool's `spec`, without Kubernetes). */
 export interface PoolSpec {
@@ -195,4 +203,18 @@ function readAllocatable(
     return [];
   }
   return [{ start, end }];
+}
+
+/**
+ * The addresses a pool can grant: its allocatable ranges minus its reserved ones, sorted and disjoint. Two pools
+ * whose grantable ranges intersect would each grant the same addresses.
+ *
+ * @example
+ * ```ts
+ * const spec = readPoolSpec({ cidr: "10.40.0.0/24", reserved: [{ cidr: "10.40.0.0/28" }] });
+ * if (spec.ok) grantableRanges(spec.pool); // [{ start: 10.40.0.16, end: 10.40.0.255 }]
+ * ```
+ */
+export function grantableRanges(pool: Omit<PoolModel, "allocations">): Range[] {
+  return subtractRanges(normalizeRanges(pool.allocatable), normalizeRanges(pool.reserved));
 }
