@@ -10,3 +10,4 @@ export * from "./capacity_events.ts";
 export * from "./signals.ts";
 export * from "./overlap.ts";
 export * from "./registry.ts";
+export * from "./releases.ts";

@@ -20,5 +20,10 @@ export function networkPoolSignals(request: DecoratorRequest, response: Decorato
   const pendingAllocations = typeof failures === "object" && failures !== null
     ? Object.keys(failures).length
     : 0;
-  return [{ signal: "pool", ...pool, ...statusFigures(status), pendingAllocations }, ...events];
+  const total = (status.releases as { total?: unknown } | undefined)?.total;
+  const releasedGrants = typeof total === "number" ? { releasedGrants: total } : {};
+  return [
+    { signal: "pool", ...pool, ...statusFigures(status), pendingAllocations, ...releasedGrants },
+    ...events,
+  ];
 }

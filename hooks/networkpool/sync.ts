@@ -33,12 +33,15 @@ import {
   familyName,
   formatSpan,
   grantableRanges,
+  isOffsetRanges,
   type PoolModel,
   type Range,
   readPoolSpec,
   type SpecProblem,
+  toRanges,
 } from "../../lib/ipam/mod.ts";
 import {
+  decodeRecord,
   MAX_GRANTS,
   MAX_LEDGER_BYTES,
   type PoolLedger,
@@ -57,6 +60,7 @@ import {
 } from "../../lib/api/mod.ts";
 import { announce, CAPACITY_EVENTS, type CapacityTier, readAnnouncements } from "./capacity_events.ts";
 import { firstOverlap, type NamedSpace, type Overlap, overlapMessage, poolSpace } from "./overlap.ts";
+import { DEFAULT_RELEASE_HISTORY, recordReleases, type ReleaseOutcome, withCooling } from "./releases.ts";
 
 /** Utilisation thresholds of the capacity conditions, in percent (at or above means True). */
 export const CAPACITY_THRESHOLDS: readonly { type: CapacityTier; percent: number }[] = (
@@ -149,6 +153,8 @@ interface Observed {
   readonly pending: { readonly allocation: ObservedAllocation; readonly token: string }[];
   /** Allocations without a grant whose spec could not be read, with why, by key. */
   readonly invalid: readonly { uid: string; message: string }[];
+  /** Holders of grants being deleted: `namespace/name` by UID, for the release history. */
+  readonly terminating: Map<string, string>;
 }
 
 /**
@@ -161,6 +167,7 @@ function observe(request: DecoratorRequest, ledger: PoolLedger): Observed {
   const held = new Uint8Array(ledger.size);
   const pending: { allocation: ObservedAllocation; token: string }[] = [];
   const invalid: { key: string; uid: string; message: string }[] = [];
+  const terminating = new Map<string, string>();
   for (const key of Object.keys(group)) {
     const uid = uidOf(group[key]!);
     if (!uid) continue;
@@ -168,6 +175,9 @@ function observe(request: DecoratorRequest, ledger: PoolLedger): Observed {
     const i = ledger.indexOf(token);
     if (i >= 0) {
       held[i] = 1;
+      if ((group[key]!.metadata as { deletionTimestamp?: unknown }).deletionTimestamp) {
+        terminating.set(uid, key);
+      }
       continue;
     }
     const parsed = ObservedAllocation.safeParse(group[key]);
@@ -181,7 +191,7 @@ function observe(request: DecoratorRequest, ledger: PoolLedger): Observed {
     if (ours && !metadata.deletionTimestamp) pending.push({ allocation: parsed.data, token });
   }
   invalid.sort((a, b) => (a.key < b.key ? -1 : 1));
-  return { held, pending, invalid };
+  return { held, pending, invalid, terminating };
 }
 
 /** The UID of a related object, when it has one. */
@@ -230,16 +240,19 @@ export interface Figures {
   allocationCount: number;
   fragmentationPercent: number;
   largestFreeBlock: number;
+  /** Released addresses still cooling down (only with `spec.releaseCooldownSeconds`). */
+  coolingIPs?: number;
 }
 
-function figuresOf(c: Capacity, grants: number): Figures {
+function figuresOf(c: Capacity, grants: number, cooling: bigint, cooldown: boolean): Figures {
   return {
     totalIPs: statusNumber(c.total),
-    allocatedIPs: statusNumber(c.allocated),
+    allocatedIPs: statusNumber(c.allocated - cooling),
     availableIPs: statusNumber(c.available),
     allocationCount: grants,
     fragmentationPercent: c.fragmentationPercent,
     largestFreeBlock: statusNumber(c.largestFreeBlock),
+    ...(cooldown ? { coolingIPs: statusNumber(cooling) } : {}),
   };
 }
 
@@ -250,6 +263,7 @@ const FIGURE_KEYS = [
   "allocationCount",
   "fragmentationPercent",
   "largestFreeBlock",
+  "coolingIPs",
 ] as const;
 
 /** The figures a pool status holds (those that are numbers). */
@@ -323,6 +337,49 @@ function specProblems(spec: unknown): {
     };
 }
 
+/**
+ * This sync's release bookkeeping ({@linkcode recordReleases}): the grants dropped, decoded, and the holders seen
+ * terminating. `undefined` while there is nothing to remember, or no family to read ranges in (an invalid spec
+ * and an empty ledger): the previous `status.releases`, if any, is kept as it is.
+ */
+function releasesOf(
+  request: DecoratorRequest,
+  before: PoolLedger,
+  after: PoolLedger,
+  observed: Observed,
+  spec: NetworkPoolSpec | undefined,
+  model: Omit<PoolModel, "allocations"> | undefined,
+  now: Date,
+): ReleaseOutcome | undefined {
+  const prev = request.object.status as Record<string, unknown> | undefined ?? {};
+  const family = model?.family ?? before.family;
+  const dropped = before.size === after.size
+    ? []
+    : before.records.flatMap((record, i) =>
+      observed.held[i] === 1 ? [] : [decodeRecord(before.family!, before.base!, record)!]
+    );
+  const cooldownSeconds = spec?.releaseCooldownSeconds ?? 0;
+  if (family === undefined || (!dropped.length && !observed.terminating.size && !("releases" in prev))) {
+    return undefined;
+  }
+  return recordReleases({
+    status: prev,
+    family,
+    dropped: dropped.filter((g) => g.family === family),
+    holds: (uid) => after.indexOf(uidToken(uid)) >= 0,
+    terminating: observed.terminating,
+    allocatable: model && model.family === family ? model.allocatable : [],
+    cooldownSeconds,
+    historyLimit: spec?.releaseHistoryLimit ?? DEFAULT_RELEASE_HISTORY,
+    now,
+  });
+}
+
+/** Why a request that did not fit may fit later: addresses cooling down, and when the first is free again. */
+function coolingNote(ips: bigint, released: ReleaseOutcome): string {
+  return ` (${ips} released addresses are cooling down; the first are free again in ${released.resyncAfterSeconds} s)`;
+}
+
 /** Why a NetworkPool may not go yet: its finalizer's condition and the admission denial say the same. */
 export function poolDeletionBlockedMessage(allocations: readonly string[]): string {
   return `cannot delete NetworkPool: ${allocations.length} allocation(s) still hold addresses: ${
@@ -379,6 +436,7 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
 
   const observed = observe(request, read.ledger);
   const ledger = read.ledger.retain((i) => observed.held[i] === 1);
+  const released = releasesOf(request, read.ledger, ledger, observed, spec, model, context.now);
   const pending = observed.pending.sort(fifo);
   const failures: [string, string][] = observed.invalid.map((i) => [i.uid, i.message]);
   const refuse = (uid: string, message: string) => failures.push([uid, message]);
@@ -400,7 +458,17 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
     const family: Family = model.family;
     // A pool whose spec changed family keeps the other family's grants until they go, and grants nothing new.
     const held = ledger.size && ledger.family !== family ? ledger.family : undefined;
-    const allocator = Allocator.create({ ...model, allocations: held ? [] : ledger.ranges() });
+    const cooling = released?.cooling ?? [];
+    const grantsNow = ledger.ranges();
+    const allocator = Allocator.create({
+      ...model,
+      allocations: held
+        ? []
+        : cooling.length
+        ? withCooling(isOffsetRanges(grantsNow) ? toRanges(grantsNow) : grantsNow, cooling)
+        : grantsNow,
+    });
+    const coolingIPs = held ? 0n : released?.coolingIPs ?? 0n;
     const base = held || ledger.base === undefined ? first.value : ledger.base;
     const last = model.allocatable[model.allocatable.length - 1]!.end;
     const overlap = overlapOf(request, { family, ranges: grantableRanges(model) });
@@ -439,7 +507,10 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
       }
       const result = pin ? allocator.pin(pin.startAddress, pin.endAddress) : allocator.allocate(count!);
       if (!result.ok) {
-        refuse(uid, result.error.message);
+        refuse(
+          uid,
+          coolingIPs ? `${result.error.message}${coolingNote(coolingIPs, released!)}` : result.error.message,
+        );
         continue;
       }
       added.push({ range: result.value, token });
@@ -448,7 +519,7 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
     stored = ledger.withGrants(added, context.now, family);
     const c = allocator.capacity();
     const grants = ledger.size + added.length;
-    figures = figuresOf(c, grants);
+    figures = figuresOf(c, grants, coolingIPs, (spec.releaseCooldownSeconds ?? 0) > 0);
     capacity = capacityConditions(c);
     ready = overlap
       ? { type: "Ready", status: "False", reason: "Overlapping", message: overlappingMessage(overlap) }
@@ -474,6 +545,7 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
   const resync = [
     ...(failures.length ? [RETRY_SECONDS] : []),
     ...(announced.resyncAfterSeconds === undefined ? [] : [announced.resyncAfterSeconds]),
+    ...(released?.resyncAfterSeconds === undefined ? [] : [released.resyncAfterSeconds]),
   ];
   const recorded = failures.slice(0, MAX_FAILURES).map(([uid, m]) => [uid, truncate(m, MAX_FAILURE_MESSAGE)]);
   const status = {
@@ -483,6 +555,11 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
     ledger: stored,
     failures: Object.fromEntries(recorded),
     ...(announced.announcements.length ? { capacityEvents: announced.announcements } : {}),
+    ...(released
+      ? { releases: released.releases }
+      : "releases" in prevStatus
+      ? { releases: prevStatus.releases }
+      : {}),
   };
   return {
     status,

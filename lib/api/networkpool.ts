@@ -13,6 +13,8 @@ export const NetworkPoolSpec = z.looseObject({
       lbPoolPerTenant: z.number().int().min(1).optional(),
     }).optional(),
   }).optional(),
+  releaseCooldownSeconds: z.number().int().min(0).optional(),
+  releaseHistoryLimit: z.number().int().min(0).optional(),
 });
 
 /** A NetworkPool's spec. */

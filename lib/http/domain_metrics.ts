@@ -83,6 +83,14 @@ const POOL_FIGURES = {
     "pendingAllocations",
     "IPAllocations of the pool not granted at its last sync (their reasons are in its status.failures).",
   ],
+  butler_networkpool_cooling_ips: [
+    "coolingIPs",
+    "Released addresses kept out of allocation until their cooldown (spec.releaseCooldownSeconds) passes.",
+  ],
+  butler_networkpool_released_grants: [
+    "releasedGrants",
+    "Grants the pool has released since it was created (status.releases.total); rate() it for releases per second.",
+  ],
 } as const;
 
 /**

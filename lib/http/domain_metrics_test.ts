@@ -23,6 +23,8 @@ Deno.test("domain metrics from signals", async (t) => {
       allocationCount: 3,
       fragmentationPercent: 25,
       pendingAllocations: 2,
+      coolingIPs: 8,
+      releasedGrants: 41,
     }]);
     const text = await registry.metrics();
     assert.match(text, /butler_networkpool_utilization_ratio\{namespace="butler-system",pool="a"\} 0\.75/);
@@ -30,6 +32,8 @@ Deno.test("domain metrics from signals", async (t) => {
     assert.match(text, /butler_networkpool_pending_allocations\{namespace="butler-system",pool="a"\} 2/);
     assert.match(text, /butler_networkpool_largest_free_block\{namespace="butler-system",pool="a"\} 4/);
     assert.match(text, /butler_networkpool_grants\{namespace="butler-system",pool="a"\} 3/);
+    assert.match(text, /butler_networkpool_cooling_ips\{namespace="butler-system",pool="a"\} 8/);
+    assert.match(text, /butler_networkpool_released_grants\{namespace="butler-system",pool="a"\} 41/);
     metrics.record([{ signal: "pool", namespace: "butler-system", name: "a", gone: true }]);
     assert.doesNotMatch(await registry.metrics(), /pool="a"/);
   });

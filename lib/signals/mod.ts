@@ -38,6 +38,10 @@ export interface PoolSignal {
   readonly fragmentationPercent?: number;
   /** IPAllocations of the pool not granted at this sync (those `status.failures` records). */
   readonly pendingAllocations?: number;
+  /** Released addresses cooling down (`status.coolingIPs`). */
+  readonly coolingIPs?: number;
+  /** Grants released since the pool was created (`status.releases.total`). */
+  readonly releasedGrants?: number;
 }
 
 /** A Team's quota utilisation in percent, by dimension (only dimensions with a limit); `gone` when finalized. */

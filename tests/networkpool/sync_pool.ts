@@ -15,14 +15,18 @@ export interface PoolObject {
 }
 
 /**
- * Syncs `pool` with `related` IPAllocations keyed `namespace/name`, at 2026-11-21T09:00:00Z.
+ * Syncs `pool` with `related` IPAllocations keyed `namespace/name`, at 2026-11-21T09:00:00Z unless `now` says.
  *
  * @example
  * ```ts
  * const res = syncPool({ metadata: { name: "p", namespace: "butler-system" }, spec: { cidr: "10.0.0.0/24" } }, {});
  * ```
  */
-export function syncPool(pool: PoolObject, related: Record<string, unknown>): DecoratorResponse {
+export function syncPool(
+  pool: PoolObject,
+  related: Record<string, unknown>,
+  now: Date = new Date("2026-11-21T09:00:00Z"),
+): DecoratorResponse {
   const request = DecoratorRequest.parse({
     controller: {},
     object: { ...KINDS.NetworkPool, ...pool },
@@ -31,5 +35,5 @@ export function syncPool(pool: PoolObject, related: Record<string, unknown>): De
     related: { "IPAllocation.butler.butlerlabs.dev/v1alpha1": related },
     finalizing: false,
   });
-  return syncNetworkPool(request, { now: new Date("2026-11-21T09:00:00Z"), config: DEFAULT_HOOK_CONFIG });
+  return syncNetworkPool(request, { now, config: DEFAULT_HOOK_CONFIG });
 }
