@@ -170,9 +170,44 @@ Deno.test("pools under real Metacontroller", async (t) => {
       assert.equal(d.startAddress, "10.89.1.8", JSON.stringify(ledger));
       assert.notEqual((await phase("rc-pinned"))?.phase, "Allocated", "the taken pinned range still waits");
     });
+
+    await t.step(
+      "a released range cools down, then goes to the next request; the history names its holder",
+      async () => {
+        await apply(pool("cool-pool", { cidr: "10.89.2.0/30", releaseCooldownSeconds: 20 }));
+        await apply(allocation("cool-a", "cool-pool", { count: 4 }));
+        await allocated("cool-a");
+        const uid = ((await getObject("ipallocation", "cool-a", NS)) as Obj).metadata.uid;
+        await kubectlOk(["delete", "ipallocation", "cool-a", "-n", NS]);
+        const released = Date.now();
+        const cooling = await eventually("the range cooling", async () => {
+          const s = ((await getObject("networkpool", "cool-pool", "butler-system")) as Obj | undefined)
+            ?.status;
+          return s?.releases?.cooling?.length ? s : undefined;
+        });
+        assert.deepEqual(cooling.releases.cooling.map((c: Obj) => c.range), ["10.89.2.0-10.89.2.3"]);
+        assert.equal(cooling.coolingIPs, 4);
+        assert.deepEqual(cooling.releases.history[0].holder, {
+          kind: "IPAllocation",
+          uid,
+          namespace: NS,
+          name: "cool-a",
+        });
+        await apply(allocation("cool-b", "cool-pool", { count: 4 }));
+        await eventually("cool-b waiting for the cooldown", async () => {
+          const s = await phase("cool-b");
+          return why(s)?.includes("cooling down") ? s : undefined;
+        });
+        // Nothing else changes: the pool's own resync at the end of the cooldown grants it (the retry is 60 s).
+        const b = await allocated("cool-b", 45);
+        assert.equal(b.startAddress, "10.89.2.0");
+        const waited = (Date.now() - released) / 1000;
+        assert.ok(waited >= 19, `granted ${waited} s after the release, within its 20 s cooldown`);
+      },
+    );
   } finally {
     await kubectl(["delete", "namespace", NS, "--wait=false"]);
-    for (const name of ["ov-a", "ov-b", "rc-pool"]) {
+    for (const name of ["ov-a", "ov-b", "rc-pool", "cool-pool"]) {
       await kubectl([
         "delete",
         "networkpool",
