@@ -84,7 +84,49 @@ export interface PoolReport {
   readonly columns: number;
   readonly rows: readonly { readonly first: string; readonly cells: string }[];
   readonly grants: readonly GrantRow[];
+  /** Released ranges still cooling down (`status.releases.cooling`), and since when. */
+  readonly cooling: readonly { readonly range: string; readonly releasedAt: string }[];
+  /** Grants released since the pool was created, and the last ones, newest first (`status.releases`). */
+  readonly releases: { readonly total: number; readonly history: readonly ReleaseRow[] };
 }
+
+/** One release of the pool's history, for people. */
+export interface ReleaseRow {
+  readonly range: string;
+  /** `namespace/name` of the IPAllocation that held it, or its UID when the pool did not see its name. */
+  readonly holder: string;
+  readonly grantedAt: string;
+  readonly releasedAt: string;
+}
+
+/** What `status.releases` holds, read loosely: an entry that does not read is left out of the picture. */
+function releasesOf(status: unknown): Pick<PoolReport, "cooling" | "releases"> {
+  const r = (status as { releases?: Record<string, unknown> } | undefined)?.releases ?? {};
+  const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+  const cooling = (Array.isArray(r.cooling) ? r.cooling : []).flatMap((c) =>
+    text(c?.range) && text(c?.releasedAt)
+      ? [{ range: c.range as string, releasedAt: c.releasedAt as string }]
+      : []
+  );
+  const history = (Array.isArray(r.history) ? r.history : []).flatMap((h) => {
+    const holder = h?.holder ?? {};
+    const who = text(holder.namespace) && text(holder.name)
+      ? `${holder.namespace}/${holder.name}`
+      : text(holder.uid);
+    return text(h?.range) && who && text(h?.grantedAt) && text(h?.releasedAt)
+      ? [{
+        range: h.range as string,
+        holder: who,
+        grantedAt: h.grantedAt as string,
+        releasedAt: h.releasedAt as string,
+      }]
+      : [];
+  });
+  return { cooling, releases: { total: typeof r.total === "number" ? r.total : 0, history } };
+}
+
+/** Releases the text picture lists (JSON has them all). */
+export const RELEASES_SHOWN = 10;
 
 /** The pool fields read (a NetworkPool object). */
 export interface PoolObject {
@@ -155,6 +197,7 @@ export function poolReport(
         cells,
       })),
       grants: grants.map((g) => grantRow(family, g, byUid.get(g.uid))),
+      ...releasesOf(pool.status),
     },
   };
 }
@@ -267,7 +310,8 @@ export function renderPoolText(r: PoolReport): string {
     }`,
     "",
   ];
-  if (!r.grants.length) return [...lines, "no grants"].join("\n") + "\n";
+  const released = releasedText(r);
+  if (!r.grants.length) return [...lines, "no grants", ...released].join("\n") + "\n";
   const table = pad([
     ["FIRST", "LAST", "COUNT", "TENANT", "IPALLOCATION", "GRANTED AT"],
     ...r.grants.map((g) => [
@@ -279,7 +323,25 @@ export function renderPoolText(r: PoolReport): string {
       g.grantedAt,
     ]),
   ]);
-  return [...lines, ...table].join("\n") + "\n";
+  return [...lines, ...table, ...released].join("\n") + "\n";
+}
+
+/** The cooling ranges and the last releases, under the grants. */
+function releasedText(r: PoolReport): string[] {
+  const cooling = r.cooling.length
+    ? ["", `cooling down: ${r.cooling.map((c) => `${c.range} (released ${c.releasedAt})`).join(", ")}`]
+    : [];
+  if (!r.releases.total) return cooling;
+  const shown = r.releases.history.slice(0, RELEASES_SHOWN);
+  return [
+    ...cooling,
+    "",
+    `${r.releases.total} release(s)${shown.length < r.releases.total ? `, the last ${shown.length}` : ""}:`,
+    ...pad([
+      ["RANGE", "HELD BY", "GRANTED AT", "RELEASED AT"],
+      ...shown.map((h) => [h.range, h.holder, h.grantedAt, h.releasedAt]),
+    ]),
+  ];
 }
 
 const COLOURS: Record<keyof typeof CELL_MARKS, string> = {

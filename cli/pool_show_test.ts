@@ -35,6 +35,34 @@ Deno.test("pool show", async (t) => {
     assert.ok(again.ok);
     assert.equal(renderPoolText(again.report), text);
   });
+  await t.step("releases: what is cooling down, and the last releases with their holders", () => {
+    const status = {
+      ...(POOL.status as Record<string, unknown>),
+      releases: {
+        total: 12,
+        cooling: [{ range: "10.40.2.0-10.40.2.7", releasedAt: "2026-11-21T09:00:00Z" }],
+        history: [
+          {
+            range: "10.40.2.0-10.40.2.7",
+            holder: { kind: "IPAllocation", uid: "u-1", namespace: "team-a", name: "api-lb" },
+            grantedAt: "2026-11-20T00:00:00Z",
+            releasedAt: "2026-11-21T09:00:00Z",
+          },
+          {
+            range: "10.40.3.0-10.40.3.3",
+            holder: { kind: "IPAllocation", uid: "u-2" },
+            grantedAt: "2026-11-19T00:00:00Z",
+            releasedAt: "2026-11-20T09:00:00Z",
+          },
+          { range: "unreadable" },
+        ],
+      },
+    };
+    const withReleases = poolReport({ ...POOL, status }, ALLOCATIONS);
+    assert.ok(withReleases.ok);
+    assert.equal(withReleases.report.releases.history.length, 2, "an entry that does not read is left out");
+    golden("pool_show_releases.txt", renderPoolText(withReleases.report));
+  });
   await t.step("an empty pool, and one whose ledger does not read", () => {
     const empty = poolReport(labPool([]), []);
     assert.ok(empty.ok);

@@ -4,6 +4,7 @@
  * @module
  */
 import type { RouteRegistrar } from "../lib/http/mod.ts";
+import { registerIPAddressClaimRoutes } from "./ipaddressclaim/mod.ts";
 import { registerIPAllocationRoutes } from "./ipallocation/mod.ts";
 import { registerNetworkPoolRoutes } from "./networkpool/mod.ts";
 import { registerProviderConfigRoutes } from "./providerconfig/mod.ts";
@@ -20,6 +21,7 @@ export const HOOK_ROUTES: readonly RouteRegistrar[] = [
   registerProviderConfigRoutes,
   registerTeamRoutes,
   registerTenantClusterRoutes,
+  registerIPAddressClaimRoutes,
 ];
 
 /** The identity-free ValidatingAdmissionPolicies as TypeScript twins, for `plan`. */

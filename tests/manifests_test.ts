@@ -108,7 +108,11 @@ Deno.test("Metacontroller controllers call routes the service serves", async (t)
   const { HOOK_ROUTES } = await import("../hooks/mod.ts");
   const { createTestApp } = await import("../lib/testing/mod.ts");
   const { routes } = createTestApp(HOOK_ROUTES);
-  const controllers = objects.filter((o) => o.apiVersion === "metacontroller.k8s.io/v1alpha1");
+  // The base's controllers, and the cluster-api-ipam component's (its routes are served whether or not it is on).
+  const controllers = [
+    ...objects,
+    ...loadKustomization(`${DIR}/components/cluster-api-ipam`),
+  ].filter((o) => o.apiVersion === "metacontroller.k8s.io/v1alpha1");
   const service = find("Service", "butler-hooks");
   const host = `${service.metadata.name}.${service.metadata.namespace}.svc`;
   const base = `https://${host}`;

@@ -12,3 +12,4 @@ export * from "./networkpool.ts";
 export * from "./ipallocation.ts";
 export * from "./loadbalancerinventory.ts";
 export * from "./admission_cache.ts";
+export * from "./ipaddressclaim.ts";

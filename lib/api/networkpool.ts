@@ -3,6 +3,8 @@ import { z } from "zod";
 /** `NetworkPool.spec` as the hook reads it (the CRD enforces the same shape). */
 export const NetworkPoolSpec = z.looseObject({
   cidr: z.string(),
+  gateway: z.string().optional(),
+  prefix: z.number().int().min(0).max(128).optional(),
   reserved: z.array(z.looseObject({ cidr: z.string(), description: z.string().optional() })).optional(),
   tenantAllocation: z.looseObject({
     start: z.string().optional(),

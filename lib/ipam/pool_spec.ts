@@ -1,4 +1,4 @@
-import { type Family, familyName, formatAddress, parseAddress } from "./address.ts";
+import { type Family, FAMILY_BITS, familyName, formatAddress, parseAddress } from "./address.ts";
 import type { PoolModel } from "./allocator.ts";
 import {
   type Cidr,
@@ -13,6 +13,10 @@ import {
 /** The address fields of a pool specification (a NetworkPool's `spec`, without Kubernetes). */
 export interface PoolSpec {
   readonly cidr?: string | undefined;
+  /** The network's gateway (Cluster API's IPAddress `gateway`): inside the CIDR, never granted. */
+  readonly gateway?: string | undefined;
+  /** The prefix length handed out with each address (Cluster API's IPAddress `prefix`); the CIDR's by default. */
+  readonly prefix?: number | undefined;
   readonly reserved?: readonly { readonly cidr?: string | undefined }[] | undefined;
   readonly tenantAllocation?: {
     readonly start?: string | undefined;
@@ -99,14 +103,39 @@ export function readPoolSpec(spec: PoolSpec): PoolSpecResult {
   });
 
   const allocatable = cidr ? readAllocatable(spec.tenantAllocation, cidr, cidrText, problems) : [];
+  const gateway = cidr && spec.gateway !== undefined
+    ? readAddress({ path: "gateway", text: spec.gateway }, cidr.family, problems)
+    : undefined;
+  if (cidr && gateway !== undefined && !contains(cidr, { start: gateway, end: gateway })) {
+    problems.push({
+      path: "gateway",
+      message: `gateway ${JSON.stringify(spec.gateway)} is not within pool CIDR ${JSON.stringify(cidrText)}`,
+    });
+  }
+  if (
+    cidr && spec.prefix !== undefined && (spec.prefix < cidr.prefix || spec.prefix > FAMILY_BITS[cidr.family])
+  ) {
+    problems.push({
+      path: "prefix",
+      message: `prefix ${spec.prefix} must be between the CIDR's ${cidr.prefix} and ${
+        FAMILY_BITS[cidr.family]
+      }`,
+    });
+  }
   if (problems.length || !cidr) return { ok: false, problems };
+  const reservedRanges = reserved.map((r) => ({ start: r.range.start, end: r.range.end }));
+  // The gateway is never granted (a reserved address) unless a reserved range already covers it.
+  if (gateway !== undefined && !reservedRanges.some((r) => contains(r, { start: gateway, end: gateway }))) {
+    reservedRanges.push({ start: gateway, end: gateway });
+    reservedRanges.sort((a, b) => (a.start < b.start ? -1 : 1));
+  }
   return {
     ok: true,
     cidr,
     pool: {
       family: cidr.family,
       allocatable: allocatable.length ? allocatable : [{ start: cidr.start, end: cidr.end }],
-      reserved: reserved.map((r) => ({ start: r.range.start, end: r.range.end })),
+      reserved: reservedRanges,
     },
   };
 }

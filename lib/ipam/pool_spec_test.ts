@@ -104,3 +104,49 @@ Deno.test("readPoolSpec reports every problem with its path", async (t) => {
     assert.equal(res.pool.family, 6);
   });
 });
+
+Deno.test("readPoolSpec: a gateway is never granted; prefix within the family", async (t) => {
+  await t.step("the gateway joins the reserved ranges, in order", () => {
+    const res = readPoolSpec({
+      cidr: "10.80.0.0/24",
+      gateway: "10.80.0.1",
+      reserved: [{ cidr: "10.80.0.128/25" }],
+    });
+    assert.ok(res.ok);
+    assert.deepEqual(res.pool.reserved, [
+      { start: 0x0a500001n, end: 0x0a500001n },
+      { start: 0x0a500080n, end: 0x0a5000ffn },
+    ]);
+  });
+  await t.step("a gateway a reserved range covers is not added twice", () => {
+    const res = readPoolSpec({
+      cidr: "10.80.0.0/24",
+      gateway: "10.80.0.1",
+      reserved: [{ cidr: "10.80.0.0/30" }],
+    });
+    assert.ok(res.ok);
+    assert.deepEqual(res.pool.reserved, [{ start: 0x0a500000n, end: 0x0a500003n }]);
+  });
+  for (
+    const [name, spec, expected] of [
+      ["gateway outside the CIDR", { cidr: "10.80.0.0/24", gateway: "10.81.0.1" }, [
+        "gateway",
+        'gateway "10.81.0.1" is not within pool CIDR "10.80.0.0/24"',
+      ]],
+      ["gateway of the other family", { cidr: "10.80.0.0/24", gateway: "fd00::1" }, [
+        "gateway",
+        'gateway "fd00::1" is IPv6 but the pool is IPv4',
+      ]],
+      ["prefix wider than the CIDR", { cidr: "10.80.0.0/24", prefix: 16 }, [
+        "prefix",
+        "prefix 16 must be between the CIDR's 24 and 32",
+      ]],
+    ] as const
+  ) {
+    await t.step(name, () => {
+      const res = readPoolSpec(spec);
+      assert.ok(!res.ok);
+      assert.deepEqual(res.problems.map((p) => [p.path, p.message]), [expected]);
+    });
+  }
+});

@@ -18,6 +18,7 @@ export function loadKustomization(dir: string): Manifest[] {
   const text = Deno.readTextFileSync(`${dir}/kustomization.yaml`);
   const docs = parseAllDocuments(text);
   const k = docs[0]?.toJS() as { resources?: string[]; [key: string]: unknown };
+  // A Component that only adds resources reads like a kustomization.
   const supported = new Set(["apiVersion", "kind", "resources", "labels", "images"]);
   for (const key of Object.keys(k)) {
     if (!supported.has(key)) throw new Error(`${dir}/kustomization.yaml: unsupported field ${key}`);

@@ -121,6 +121,8 @@ export async function kubectlValidate(paths: readonly string[]): Promise<Run> {
     await operatorCrds("cert-manager"),
     "--local-crds",
     await operatorCrds("prometheus-operator"),
+    "--local-crds",
+    await operatorCrds("cluster-api"),
     "--version",
     "1.30",
     "--output",
@@ -335,10 +337,12 @@ let installed: Promise<void> | undefined;
 
 /**
  * The CRDs of the operators the shipped objects belong to (no operator runs): cert-manager's, which the base
- * needs, and prometheus-operator's ServiceMonitor and PrometheusRule, which the monitoring component needs.
+ * needs, prometheus-operator's ServiceMonitor and PrometheusRule, which the monitoring component needs, and
+ * Cluster API's IPAddressClaim and IPAddress, which the cluster-api-ipam component serves.
  */
 export async function installOperatorCrds(): Promise<void> {
   const monitoring = await operatorCrds("prometheus-operator");
+  const capi = await operatorCrds("cluster-api");
   await kubectlOk([
     "apply",
     "--server-side",
@@ -350,6 +354,10 @@ export async function installOperatorCrds(): Promise<void> {
     `${monitoring}/monitoring.coreos.com_podmonitors.yaml`,
     "-f",
     `${monitoring}/monitoring.coreos.com_prometheusrules.yaml`,
+    "-f",
+    `${capi}/ipam.cluster.x-k8s.io_ipaddressclaims.yaml`,
+    "-f",
+    `${capi}/ipam.cluster.x-k8s.io_ipaddresses.yaml`,
   ]);
   await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
 }

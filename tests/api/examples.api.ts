@@ -20,6 +20,8 @@ import { APPLIED_TOGETHER } from "../plan/helpers.ts";
 
 /** Namespaces the Team controller would create (no controller runs in this tier). */
 const TEAM_NAMESPACES = ["team-platform", "team-platform-team", "team-payments"];
+/** Where the Cluster API example puts its pool and claim (the claims' namespace, as Cluster API wants). */
+const CAPI_NAMESPACES = ["capi-prod"];
 
 function objectsOf(path: string): { kind: string; metadata: { name: string; namespace?: string } }[] {
   return parseAllDocuments(Deno.readTextFileSync(path)).map((d) => d.toJS()).filter(Boolean);
@@ -27,7 +29,7 @@ function objectsOf(path: string): { kind: string; metadata: { name: string; name
 
 Deno.test("examples on a real API server", async (t) => {
   await installManifests();
-  await ensureNamespaces(TEAM_NAMESPACES);
+  await ensureNamespaces([...TEAM_NAMESPACES, ...CAPI_NAMESPACES]);
   const files = yamlFiles(`${ROOT}/examples`).filter((f) => !f.includes("/examples/invalid/"));
 
   await t.step("every example passes a server-side dry run", async () => {

@@ -12,6 +12,7 @@ const PLURAL: Record<string, string> = {
   ProviderConfig: "providerconfigs",
   Team: "teams",
   TenantCluster: "tenantclusters",
+  IPAddressClaim: "ipaddressclaims",
 };
 
 type Obj = {
@@ -24,7 +25,7 @@ type Obj = {
 
 function pathOf(o: Obj): string {
   const ns = o.metadata.namespace ? `/namespaces/${o.metadata.namespace}` : "";
-  return `/apis/butler.butlerlabs.dev/v1alpha1${ns}/${PLURAL[o.kind]}/${o.metadata.name}`;
+  return `/apis/${o.apiVersion}${ns}/${PLURAL[o.kind]}/${o.metadata.name}`;
 }
 
 /** The parent as a user would create it: no server-managed metadata, no status. */

@@ -109,8 +109,9 @@ export async function grafanaBinary(): Promise<string> {
 /**
  * The CRDs of the operators our optional objects belong to, at the versions the README pins, from their Go
  * modules (the module proxy is the one registry the suite may use): cert-manager's Certificate and Issuer,
- * prometheus-operator's ServiceMonitor and PrometheusRule, and MetalLB's IPAddressPool and L2Advertisement (in the
- * tenant). Returns the directories holding them.
+ * prometheus-operator's ServiceMonitor and PrometheusRule, MetalLB's IPAddressPool and L2Advertisement (in the
+ * tenant), and Cluster API's IPAddressClaim and IPAddress (the cluster-api-ipam component). Returns the
+ * directories holding them.
  */
 export const OPERATOR_CRDS = {
   "cert-manager": { module: "github.com/cert-manager/cert-manager", version: "v1.19.1", dir: "deploy/crds" },
@@ -120,6 +121,7 @@ export const OPERATOR_CRDS = {
     dir: "example/prometheus-operator-crd",
   },
   metallb: { module: "go.universe.tf/metallb", version: "v0.14.9", dir: "config/crd/bases" },
+  "cluster-api": { module: "sigs.k8s.io/cluster-api", version: "v1.14.2", dir: "core/config/crd/bases" },
 } as const;
 
 /** Downloads (or finds in the module cache) an operator's module and returns the directory of its CRDs. */

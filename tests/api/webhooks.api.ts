@@ -122,7 +122,9 @@ Deno.test("admission webhooks on a real API server", async (t) => {
     await t.step("a NetworkPool with grants is not deleted, naming the allocations", async () => {
       const pool = parseAllDocuments(Deno.readTextFileSync(`${ROOT}/examples/networkpools/lab-pool.yaml`))[0]!
         .toJS() as Obj;
+      // Addresses of its own: other tiers' pools (the examples' lab-pool among them) may still hold the seed's.
       pool.metadata = { name: "wh-pool", namespace: "butler-system" };
+      pool.spec = { cidr: "172.30.0.0/24" };
       await applyObject(pool);
       const allocation = parseAllDocuments(
         Deno.readTextFileSync(`${ROOT}/examples/ipallocations/prod-cluster-lb.yaml`),
@@ -153,13 +155,13 @@ Deno.test("admission webhooks on a real API server", async (t) => {
           await deletePool(),
           "cannot delete NetworkPool: 1 allocation(s) still hold addresses: team-webhooks/c1-lb",
         );
-      const record = encodeRecord(0x0a280000n, { start: 0x0a280100n, end: 0x0a280101n }, "0", uidToken(uid));
-      await patchStatus({ ledger: { version: 2, base: "10.40.0.0", grants: [record] } });
+      const record = encodeRecord(0xac1e0000n, { start: 0xac1e0010n, end: 0xac1e0011n }, "0", uidToken(uid));
+      await patchStatus({ ledger: { version: 2, base: "172.30.0.0", grants: [record] } });
       await refusedForHolder();
       // A pool not yet migrated from version 0.1 holds its grants in status.grants: refused alike.
-      await patchStatus({ ledger: null, grants: { [uid]: "10.40.1.0+2@2026-11-01T00:00:00Z" } });
+      await patchStatus({ ledger: null, grants: { [uid]: "172.30.0.16+2@2026-11-01T00:00:00Z" } });
       await refusedForHolder();
-      await patchStatus({ grants: null, ledger: { version: 2, base: "10.40.0.0", grants: [] } });
+      await patchStatus({ grants: null, ledger: { version: 2, base: "172.30.0.0", grants: [] } });
       allowed(await deletePool());
     });
     await t.step(

@@ -1,0 +1,215 @@
+/**
+ * NetworkPools as Cluster API IPAM pools (DESIGN §4.4). A DecoratorController over `IPAddressClaim`s
+ * (`ipam.cluster.x-k8s.io/v1beta2`): a claim whose `poolRef` is `{apiGroup: butler.butlerlabs.dev, kind:
+ * NetworkPool}` becomes one more allocation request, an IPAllocation of one address in the claim's namespace
+ * (owned by the claim, so it goes with it), granted by the pool from the same ledger as every other grant. Once
+ * granted, the hook writes the `IPAddress` (owned by the claim too) and the claim's status. Claims of other IPAM
+ * providers are left alone: no attachment, no status.
+ *
+ * @module
+ */
+import { API_VERSION, GROUP, KINDS, LABELS, requireDelivered } from "../../lib/butler/mod.ts";
+import { type ConditionInput, conditions, PreviousConditions } from "../../lib/conditions/mod.ts";
+import {
+  type CustomizeRequest,
+  type CustomizeResponse,
+  type DecoratorRequest,
+  type DecoratorResponse,
+  groupKey,
+  keepObserved,
+  type RelatedObject,
+} from "../../lib/contract/mod.ts";
+import type { HookContext } from "../../lib/hook/mod.ts";
+import { formatAddress, MESSAGES, readPoolSpec } from "../../lib/ipam/mod.ts";
+import { findGrant } from "../../lib/pool_ledger/mod.ts";
+import {
+  CAPI_IPAM_API_VERSION,
+  claimsNetworkPool,
+  type IPAddressClaimSpec,
+  NetworkPoolSpec,
+} from "../../lib/api/mod.ts";
+
+/** The attachment types: the IPAllocation that asks the pool, and Cluster API's IPAddress that answers. */
+export const CLAIM_ATTACHMENTS = [
+  KINDS.IPAllocation,
+  { apiVersion: CAPI_IPAM_API_VERSION, kind: "IPAddress" },
+] as const;
+
+/** The label naming the claim an IPAllocation serves. */
+export const CLAIM_LABEL = `${GROUP}/ipaddressclaim`;
+
+/** The IPAllocation of a claim: `claim-` and the claim's name, so it never takes a TenantCluster's name. */
+export function claimAllocationName(claim: string): string {
+  return `claim-${claim}`;
+}
+
+/** Longest claim name whose IPAllocation name is still a valid object name (253 characters). */
+const MAX_CLAIM_NAME = 253 - claimAllocationName("").length;
+
+/** The pools a claim may name: a NetworkPool of that name in any namespace, to say where it is when it is not in the claim's. */
+function poolRule(spec: IPAddressClaimSpec) {
+  return { apiVersion: API_VERSION, resource: "networkpools", names: [spec.poolRef.name] };
+}
+
+/** The IPAddressClaim customize hook: the NetworkPools of the name the claim's `poolRef` gives, for our claims. */
+export function customizeIPAddressClaim(request: CustomizeRequest): CustomizeResponse {
+  const spec = request.parent.spec;
+  return { relatedResources: claimsNetworkPool(spec) ? [poolRule(spec)] : [] };
+}
+
+/** Cluster API's `Ready` reasons (ipam v1beta2), and ours while the pool has not answered yet. */
+const REASON = {
+  ready: "Ready",
+  waiting: "WaitingForPool",
+  exhausted: "PoolExhausted",
+  notReady: "PoolNotReady",
+  failed: "AllocationFailed",
+} as const;
+
+/**
+ * The IPAddressClaim sync hook. For a claim on a NetworkPool in its namespace: the IPAllocation of one address,
+ * and once the pool has granted it, the IPAddress (`address`, `prefix`, `gateway`, `claimRef`, `poolRef`) and the
+ * claim's `status.addressRef` with `Ready=True`. Until then `Ready=False` says why, with Cluster API's reasons:
+ * `PoolExhausted`, `PoolNotReady` (no such pool in the claim's namespace, or the pool cannot grant), or
+ * `AllocationFailed`. The status carries the same condition for v1beta1 readers (`deprecated.v1beta1`).
+ */
+export function syncIPAddressClaim(request: DecoratorRequest, context: HookContext): DecoratorResponse {
+  const claim = request.object;
+  if (!claimsNetworkPool(claim.spec)) return { attachments: [] };
+  requireDelivered(
+    { related: request.related, children: request.attachments },
+    [poolRule(claim.spec)],
+    CLAIM_ATTACHMENTS,
+  );
+  const ns = claim.metadata.namespace ?? "";
+  const name = claim.metadata.name;
+  const poolName = claim.spec.poolRef.name;
+  const poolKey = `${ns}/${poolName}`;
+  const pools = request.related[groupKey(KINDS.NetworkPool)] ?? {};
+  const pool = pools[poolKey];
+  const allocationName = claimAllocationName(name);
+  const observed = request.attachments[groupKey(KINDS.IPAllocation)]?.[`${ns}/${allocationName}`];
+  const previous = PreviousConditions.parse(
+    (claim.status as { conditions?: unknown } | undefined)?.conditions,
+  );
+  const ready = (status: "True" | "False", reason: string, message: string) =>
+    readyStatus(claim, previous, context, { type: "Ready", status, reason, message });
+
+  if (name.length > MAX_CLAIM_NAME) {
+    return {
+      attachments: [],
+      status: ready(
+        "False",
+        REASON.failed,
+        `claim name is longer than ${MAX_CLAIM_NAME} characters: its IPAllocation could not be named`,
+      ),
+    };
+  }
+  // A pool that is gone holds no grant (its finalizer waits for them), but a request already made is kept.
+  const allocation = pool || observed ? [allocationOf(ns, name, poolName)] : [];
+  if (!pool) {
+    const elsewhere = Object.keys(pools).filter((k) => k !== poolKey).sort();
+    const where = elsewhere.length
+      ? `; a claim can only use a NetworkPool in its own namespace, and ${elsewhere.join(", ")} ${
+        elsewhere.length === 1 ? "is" : "are"
+      } not in ${ns}`
+      : "";
+    return {
+      attachments: allocation,
+      status: ready("False", REASON.notReady, `NetworkPool ${poolKey} not found${where}`),
+    };
+  }
+  const uid = (observed?.metadata as { uid?: unknown } | undefined)?.uid;
+  const poolStatus = (typeof pool.status === "object" && pool.status !== null ? pool.status : {}) as {
+    failures?: Record<string, unknown>;
+    conditions?: { type?: unknown; status?: unknown; reason?: unknown; message?: unknown }[];
+  };
+  const grant = typeof uid === "string" ? findGrant(poolStatus, uid) : undefined;
+  // An address once written is kept while the grant cannot be read (a pool cache behind its own grant, or a pool
+  // spec turned invalid): a grant never moves, so the address stays true.
+  const written = keepObserved(request.attachments, [CLAIM_ATTACHMENTS[1]]);
+  const address = grant &&
+    addressOf(ns, name, poolName, pool, formatAddress(grant.family, grant.range.start));
+  if (!address && written.length) return { attachments: [...allocation, ...written] };
+  if (address) {
+    return {
+      attachments: [...allocation, address],
+      status: {
+        ...ready(
+          "True",
+          REASON.ready,
+          `${address.spec.address}/${address.spec.prefix} from NetworkPool ${poolKey}`,
+        ),
+        addressRef: { name },
+      },
+    };
+  }
+  const failure = typeof uid === "string" ? poolStatus.failures?.[uid] : undefined;
+  const poolReady = Array.isArray(poolStatus.conditions)
+    ? poolStatus.conditions.find((c) => c?.type === "Ready")
+    : undefined;
+  // A pool that cannot grant (invalid, overlapping another, being deleted) says so before any one refusal does.
+  const [reason, message] = poolReady?.status === "False"
+    ? [
+      REASON.notReady,
+      `NetworkPool ${poolKey} is not ready: ${String(poolReady.message ?? poolReady.reason)}`,
+    ]
+    : typeof failure === "string"
+    ? [failure.startsWith(MESSAGES.exhausted) ? REASON.exhausted : REASON.failed, failure]
+    : [REASON.waiting, `waiting for NetworkPool ${poolKey} to grant an address`];
+  return { attachments: allocation, status: ready("False", reason, message) };
+}
+
+/** The claim's status: the Ready condition (kept stable as conditions are), and its v1beta1 twin. */
+function readyStatus(
+  claim: DecoratorRequest["object"],
+  previous: PreviousConditions,
+  context: HookContext,
+  condition: ConditionInput,
+): Record<string, unknown> {
+  const [current] = conditions([condition], previous, context.now, claim.metadata.generation);
+  const { type, status, reason, message, lastTransitionTime } = current!;
+  const severity = status === "True" ? {} : { severity: reason === REASON.waiting ? "Info" : "Warning" };
+  return {
+    conditions: [current],
+    deprecated: {
+      v1beta1: { conditions: [{ type, status, ...severity, reason, message, lastTransitionTime }] },
+    },
+  };
+}
+
+/** The IPAllocation a claim makes: one address, of type `nodes`, from the pool in its namespace. */
+function allocationOf(ns: string, claim: string, pool: string) {
+  return {
+    ...KINDS.IPAllocation,
+    metadata: {
+      name: claimAllocationName(claim),
+      namespace: ns,
+      labels: { [LABELS.networkPool]: pool, [CLAIM_LABEL]: claim },
+    },
+    spec: { poolRef: { name: pool, namespace: ns }, type: "nodes", count: 1 },
+  };
+}
+
+/**
+ * The IPAddress that answers a claim: the granted address, the pool's prefix and gateway, and both references;
+ * `undefined` while the pool's spec cannot be read (no prefix to give).
+ */
+function addressOf(ns: string, claim: string, poolName: string, pool: RelatedObject, address: string) {
+  const spec = NetworkPoolSpec.safeParse(pool.spec);
+  const read = spec.success ? readPoolSpec(spec.data) : undefined;
+  if (!read?.ok) return undefined;
+  const prefix = spec.data!.prefix ?? read.cidr.prefix;
+  return {
+    apiVersion: CAPI_IPAM_API_VERSION,
+    kind: "IPAddress",
+    metadata: { name: claim, namespace: ns },
+    spec: {
+      address,
+      prefix,
+      ...(spec.data!.gateway ? { gateway: spec.data!.gateway } : {}),
+      claimRef: { name: claim },
+      poolRef: { apiGroup: GROUP, kind: "NetworkPool", name: poolName },
+    },
+  };
+}
