@@ -61,6 +61,7 @@ export function customizeIPAddressClaim(request: CustomizeRequest): CustomizeRes
 const REASON = {
   ready: "Ready",
   waiting: "WaitingForPool",
+  writing: "WritingIPAddress",
   exhausted: "PoolExhausted",
   notReady: "PoolNotReady",
   failed: "AllocationFailed",
@@ -132,16 +133,14 @@ export function syncIPAddressClaim(request: DecoratorRequest, context: HookConte
     addressOf(ns, name, poolName, pool, formatAddress(grant.family, grant.range.start));
   if (!address && written.length) return { attachments: [...allocation, ...written] };
   if (address) {
+    const text = `${address.spec.address}/${address.spec.prefix} from NetworkPool ${poolKey}`;
+    // Metacontroller writes a decorator's status before its attachments: the claim points at its IPAddress only
+    // once the IPAddress is seen to exist, so a provider that follows addressRef always finds it.
     return {
       attachments: [...allocation, address],
-      status: {
-        ...ready(
-          "True",
-          REASON.ready,
-          `${address.spec.address}/${address.spec.prefix} from NetworkPool ${poolKey}`,
-        ),
-        addressRef: { name },
-      },
+      status: written.length
+        ? { ...ready("True", REASON.ready, text), addressRef: { name } }
+        : ready("False", REASON.writing, `${text} granted; writing its IPAddress`),
     };
   }
   const failure = typeof uid === "string" ? poolStatus.failures?.[uid] : undefined;
@@ -169,7 +168,9 @@ function readyStatus(
 ): Record<string, unknown> {
   const [current] = conditions([condition], previous, context.now, claim.metadata.generation);
   const { type, status, reason, message, lastTransitionTime } = current!;
-  const severity = status === "True" ? {} : { severity: reason === REASON.waiting ? "Info" : "Warning" };
+  const severity = status === "True"
+    ? {}
+    : { severity: reason === REASON.waiting || reason === REASON.writing ? "Info" : "Warning" };
   return {
     conditions: [current],
     deprecated: {

@@ -76,7 +76,12 @@ Deno.test("Cluster API IPAM on a real API server", async (t) => {
     });
 
     for (
-      const name of ["granted-claim-gets-ipaddress", "exhausted-pool", "pool-in-another-namespace-refused"]
+      const name of [
+        "granted-claim-gets-ipaddress",
+        "granted-claim-ready-once-ipaddress-exists",
+        "exhausted-pool",
+        "pool-in-another-namespace-refused",
+      ]
     ) {
       await t.step(`the claim status the hook writes is stored as written: ${name}`, async () => {
         const status = fixture(name, "response.json").status;

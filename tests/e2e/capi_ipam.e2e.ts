@@ -69,7 +69,7 @@ Deno.test("Cluster API IPAddressClaims on a NetworkPool under real Metacontrolle
         return all.filter((c) => ready(c)?.status === "True" && c.status.addressRef?.name).length === CLAIMS
           ? all
           : undefined;
-      }, 300);
+      }, 480);
       const addresses = await list("ipaddresses.ipam.cluster.x-k8s.io");
       assert.equal(addresses.length, CLAIMS);
       const ips = addresses.map((a) => a.spec.address);

@@ -112,8 +112,9 @@ const test = new Deno.Command(Deno.execPath(), {
     "test",
     "--allow-all",
     ...Deno.args,
+    // lifecycle.e2e.ts first: its first test installs what every other file uses.
     ...[...Deno.readDirSync(`${ROOT}/tests/e2e`)].map((e) => e.name).filter((n) => n.endsWith(".e2e.ts"))
-      .sort()
+      .sort((a, b) => Number(b === "lifecycle.e2e.ts") - Number(a === "lifecycle.e2e.ts") || (a < b ? -1 : 1))
       .map((n) => `tests/e2e/${n}`),
   ],
   cwd: ROOT,
