@@ -22,14 +22,17 @@ import { formatTime, parseTime } from "../../lib/time/mod.ts";
 
 /** Releases a pool's history keeps when `spec.releaseHistoryLimit` is unset. */
 export const DEFAULT_RELEASE_HISTORY = 100;
+/** The most releases a history may keep (`spec.releaseHistoryLimit`'s maximum, as the CRD states it). */
+export const MAX_RELEASE_HISTORY = 200;
 /** The most holders recorded as terminating at once; beyond, a release is recorded by UID alone. */
-export const MAX_RELEASING = 1000;
+export const MAX_RELEASING = 256;
 /**
- * The most JSON bytes of cooling ranges. A pool's ledger may take 1 MiB and its history (at most 500 entries) about
- * 100 KiB; cooling ranges past this bound end their cooldown early, oldest first, so the status stays under the
- * API's object size limit.
+ * The most JSON bytes of cooling ranges. With the largest ledger there can be (1 MiB of records, 256 failures), a
+ * full history and a full `releasing` map of the longest names, the pool stays under the API's 1.5 MiB object
+ * limit (measured on the real API server tier); cooling ranges past this bound end their cooldown early, oldest
+ * first.
  */
-export const COOLING_MAX_BYTES = 128 * 1024;
+export const COOLING_MAX_BYTES = 64 * 1024;
 
 /** Who held a released range. */
 export interface Holder {
@@ -168,7 +171,7 @@ export function recordReleases(input: ReleaseInput): ReleaseOutcome {
         releasedAt: at,
       };
     });
-  const history = [...released, ...prev.history].slice(0, input.historyLimit);
+  const history = [...released, ...prev.history].slice(0, Math.min(input.historyLimit, MAX_RELEASE_HISTORY));
   // Holders recorded while terminating are kept until their grant goes.
   const releasing = [...releasingNow].filter(([uid]) => input.holds(uid)).sort((
     [a],

@@ -24,6 +24,7 @@ const PLURALS: Record<string, string> = {
   ClusterRole: "clusterroles",
   ClusterRoleBinding: "clusterrolebindings",
   IPAllocation: "ipallocations",
+  IPAddress: "ipaddresses",
 };
 
 function collection(c: Child): string {

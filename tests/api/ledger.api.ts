@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { formatAddress } from "../../lib/ipam/mod.ts";
+import { COOLING_MAX_BYTES, MAX_RELEASE_HISTORY, MAX_RELEASING } from "../../hooks/networkpool/mod.ts";
 import {
   encodeGrantV1,
   encodeRecord,
@@ -130,6 +131,65 @@ Deno.test("the pool ledger at 20,000 grants on a real API server", async (t) => 
       await api("DELETE", `${POOLS}/${name}`);
     }
     assert.ok(v6.length > 16_000, `${v6.length} scattered IPv6 grants fit`);
+  });
+
+  await t.step("the largest ledgers with full release records stay under 1.5 MiB", async () => {
+    const failures = Object.fromEntries(Array.from({ length: 256 }, (_, i) => [uuid(i), "x".repeat(256)]));
+    // The longest names there can be: a 63-character namespace, a 253-character IPAllocation.
+    const holder = (i: number) => ({ namespace: "n".repeat(63), name: `${i}`.padEnd(253, "a") });
+    const releasing = Object.fromEntries(
+      Array.from(
+        { length: MAX_RELEASING },
+        (_, i) => [uuid(100_000 + i), `${holder(i).namespace}/${holder(i).name}`],
+      ),
+    );
+    const v6: string[] = [];
+    for (let i = 0, bytes = 2;; i++) {
+      const r = scatteredIPv6Record(i, NOW, uuid);
+      if (bytes + r.length + 3 > MAX_LEDGER_BYTES) break;
+      bytes += r.length + 3;
+      v6.push(r);
+    }
+    for (
+      const [name, cidr, base, grants, range] of [
+        ["worst-v4", "0.0.0.0/0", "0.0.0.0", worstIPv4Records(uuid), "255.255.255.0-255.255.255.255"],
+        [
+          "full-v6",
+          "fd00:0:0:1::/64",
+          formatAddress(6, SCATTERED_BASE),
+          v6,
+          "fd00:0:0:1:ffff:ffff:ffff:0-fd00:0:0:1:ffff:ffff:ffff:ffff",
+        ],
+      ] as const
+    ) {
+      const history = Array.from({ length: MAX_RELEASE_HISTORY }, (_, i) => ({
+        range,
+        holder: { kind: "IPAllocation", uid: uuid(i), ...holder(i) },
+        grantedAt: "2026-11-20T00:00:00Z",
+        releasedAt: "2026-11-21T09:00:00Z",
+      }));
+      const cooling: { range: string; releasedAt: string }[] = [];
+      for (let bytes = 0;;) {
+        const c = { range, releasedAt: "2026-11-21T09:00:00Z" };
+        bytes += JSON.stringify(c).length + 1;
+        if (bytes > COOLING_MAX_BYTES) break;
+        cooling.push(c);
+      }
+      const pool = await create(`${name}-released`, { cidr });
+      const releases = { total: 1_000_000, cooling, history, releasing };
+      const { stored, bytes } = await writeStatus(pool, {
+        ledger: { version: 2, base, grants },
+        failures,
+        releases,
+        coolingIPs: cooling.length,
+      });
+      assert.deepEqual((stored.status as { releases?: unknown }).releases, releases);
+      assert.ok(bytes < 1.4 * 2 ** 20, `${name}: ${bytes} bytes`);
+      console.log(
+        `  ${name} with ${history.length} releases, ${cooling.length} cooling, ${MAX_RELEASING} releasing, the longest names: ${bytes} bytes`,
+      );
+      await api("DELETE", `${POOLS}/${name}-released`);
+    }
   });
 
   await t.step("more than 20,000 records are refused by the CRD itself", async () => {
