@@ -61,6 +61,7 @@ Deno.test("Cluster API IPAddressClaims on a NetworkPool under real Metacontrolle
 
     await t.step(`${CLAIMS} claims: all granted, every address its own, the gateway never`, async () => {
       const items = Array.from({ length: CLAIMS }, (_, i) => claim(`prod-md-0-${i}`, "node-pool"));
+      const started = Date.now();
       await kubectlOk(["apply", "--server-side", "-f", "-"], {
         stdin: JSON.stringify({ apiVersion: "v1", kind: "List", items }),
       });
@@ -70,6 +71,9 @@ Deno.test("Cluster API IPAddressClaims on a NetworkPool under real Metacontrolle
           ? all
           : undefined;
       }, 480);
+      console.log(
+        `  ${CLAIMS} claims Ready with their IPAddresses in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
       const addresses = await list("ipaddresses.ipam.cluster.x-k8s.io");
       assert.equal(addresses.length, CLAIMS);
       const ips = addresses.map((a) => a.spec.address);
@@ -125,6 +129,7 @@ Deno.test("Cluster API IPAddressClaims on a NetworkPool under real Metacontrolle
 
     await t.step("deleting the claims releases every address", async () => {
       await kubectlOk(["delete", "ipaddressclaims.ipam.cluster.x-k8s.io", "--all", "-n", NS, "--wait=false"]);
+      const started = Date.now();
       await eventually("every grant released", async () => {
         const pools = await Promise.all(
           ["node-pool", "tiny-pool"].map((n) => getObject("networkpool", n, NS)),
@@ -137,6 +142,7 @@ Deno.test("Cluster API IPAddressClaims on a NetworkPool under real Metacontrolle
           ? true
           : undefined;
       }, 300);
+      console.log(`  every grant released in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       const p = await getObject("networkpool", "node-pool", NS) as Obj;
       assert.equal(p.status.releases.total, CLAIMS, "every release in the pool's history total");
     });

@@ -62,9 +62,29 @@ const hookPort = freePort();
 // the install step puts where the controllers' clientTLS reads it), and the shipped command line: Deno's
 // permissions as the Deployment narrows them, its paths, ports and API server mapped onto this machine. One
 // addition: the test-only TEST_SHRINK_GRACE_SECONDS, which the shipped --allow-env leaves out on purpose.
-const shipped = loadKustomization(`${ROOT}/manifests`).find((o) =>
-  o.kind === "Deployment" && o.metadata.name === "butler-hooks"
-)!.spec.template.spec.containers[0].args as string[];
+const container =
+  loadKustomization(`${ROOT}/manifests`).find((o) =>
+    o.kind === "Deployment" && o.metadata.name === "butler-hooks"
+  )!.spec.template.spec.containers[0];
+const shipped = container.args as string[];
+// And its sizing as shipped (workers, queue, deadline, body limit, V8 heap caps, drain): what this tier measures
+// is what the Deployment runs. Paths and ports are mapped below instead.
+const SIZING = [
+  "HOOK_WORKERS",
+  "HOOK_QUEUE_LIMIT",
+  "HOOK_DEADLINE_SECONDS",
+  "BODY_LIMIT_BYTES",
+  "DENO_V8_FLAGS",
+  "SHUTDOWN_DRAIN_SECONDS",
+  "SHUTDOWN_TIMEOUT_SECONDS",
+  "TLS_RELOAD_SECONDS",
+];
+const sizing = Object.fromEntries(
+  (container.env as { name: string; value?: string }[])
+    .filter((e) => SIZING.includes(e.name) && e.value !== undefined)
+    .map((e) => [e.name, e.value!]),
+);
+console.log(`hook service as shipped: ${Object.entries(sizing).map(([k, v]) => `${k}=${v}`).join(" ")}`);
 const cache = await denoDir();
 const args = shipped.map((a) =>
   mapShipped(a, [
@@ -81,6 +101,7 @@ const hooks = spawnLogged(
   [Deno.execPath(), ...args],
   `${plane.dir}/hooks.log`,
   {
+    ...sizing,
     PORT: String(hookPort),
     HOST: "127.0.0.1",
     TLS_CERT_FILE: `${plane.dir}/hook.crt`,
@@ -102,6 +123,8 @@ const mc = spawnLogged(
     `--metrics-address=127.0.0.1:${freePort()}`,
     `--health-probe-bind-address=127.0.0.1:${freePort()}`,
     "--zap-log-level=4",
+    // Measuring Metacontroller's own flags (its client rate limit, say): METACONTROLLER_ARGS="--client-go-qps=50".
+    ...(Deno.env.get("METACONTROLLER_ARGS")?.split(/\s+/).filter(Boolean) ?? []),
   ],
   `${plane.dir}/metacontroller.log`,
   { KUBECONFIG: `${plane.dir}/kubeconfig` },
@@ -127,6 +150,19 @@ const test = new Deno.Command(Deno.execPath(), {
   stderr: "inherit",
 }).spawn();
 const status = await test.status;
+/** CPU seconds a process has used (user + system, from /proc), or undefined once it is gone. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime: clock ticks (USER_HZ 100)
+  } catch {
+    return undefined;
+  }
+}
+const cpu = [["hook service", hooks.pid], ["Metacontroller", mc.pid]] as const;
+console.log(
+  `CPU used: ${cpu.map(([name, pid]) => `${name} ${cpuSeconds(pid)?.toFixed(1) ?? "?"} s`).join(", ")}`,
+);
 for (const child of [mc, hooks]) {
   try {
     child.kill("SIGKILL");
