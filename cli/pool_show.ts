@@ -19,6 +19,7 @@ import {
 } from "../lib/ipam/mod.ts";
 import { describeLedger } from "../lib/pool_ledger/mod.ts";
 import { LABELS } from "../lib/butler/mod.ts";
+import { readReleases } from "../hooks/networkpool/releases.ts";
 
 /** What a cell's addresses are, in the order a mixed cell is marked. */
 export const CELL_MARKS = {
@@ -99,30 +100,19 @@ export interface ReleaseRow {
   readonly releasedAt: string;
 }
 
-/** What `status.releases` holds, read loosely: an entry that does not read is left out of the picture. */
+/** What `status.releases` holds ({@linkcode readReleases}: an entry that does not read is left out). */
 function releasesOf(status: unknown): Pick<PoolReport, "cooling" | "releases"> {
-  const r = (status as { releases?: Record<string, unknown> } | undefined)?.releases ?? {};
-  const text = (v: unknown) => (typeof v === "string" ? v : undefined);
-  const cooling = (Array.isArray(r.cooling) ? r.cooling : []).flatMap((c) =>
-    text(c?.range) && text(c?.releasedAt)
-      ? [{ range: c.range as string, releasedAt: c.releasedAt as string }]
-      : []
-  );
-  const history = (Array.isArray(r.history) ? r.history : []).flatMap((h) => {
-    const holder = h?.holder ?? {};
-    const who = text(holder.namespace) && text(holder.name)
-      ? `${holder.namespace}/${holder.name}`
-      : text(holder.uid);
-    return text(h?.range) && who && text(h?.grantedAt) && text(h?.releasedAt)
-      ? [{
-        range: h.range as string,
-        holder: who,
-        grantedAt: h.grantedAt as string,
-        releasedAt: h.releasedAt as string,
-      }]
-      : [];
-  });
-  return { cooling, releases: { total: typeof r.total === "number" ? r.total : 0, history } };
+  const r = readReleases(status);
+  const history = r.history.map((h) => ({
+    range: h.range,
+    holder: h.holder.namespace && h.holder.name ? `${h.holder.namespace}/${h.holder.name}` : h.holder.uid,
+    grantedAt: h.grantedAt,
+    releasedAt: h.releasedAt,
+  }));
+  return {
+    cooling: r.cooling.map(({ range, releasedAt }) => ({ range, releasedAt })),
+    releases: { total: r.total, history },
+  };
 }
 
 /** Releases the text picture lists (JSON has them all). */

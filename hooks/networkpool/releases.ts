@@ -65,47 +65,72 @@ export interface StoredReleases {
   readonly releasing?: Readonly<Record<string, string>>;
 }
 
-const StoredShape = z.looseObject({
-  total: z.number().int().min(0).optional(),
-  cooling: z.array(z.looseObject({ range: z.string(), releasedAt: z.string() })).optional(),
-  history: z.array(z.looseObject({
-    range: z.string(),
-    holder: z.looseObject({
-      kind: z.literal("IPAllocation"),
-      uid: z.string(),
-      namespace: z.string().optional(),
-      name: z.string().optional(),
-    }),
-    grantedAt: z.string(),
-    releasedAt: z.string(),
-  })).optional(),
-  releasing: z.record(z.string(), z.string()).optional(),
+const CoolingEntry = z.looseObject({ range: z.string(), releasedAt: z.string() });
+const ReleaseEntry = z.looseObject({
+  range: z.string(),
+  holder: z.looseObject({
+    kind: z.literal("IPAllocation"),
+    uid: z.string(),
+    namespace: z.string().optional(),
+    name: z.string().optional(),
+  }),
+  grantedAt: z.string(),
+  releasedAt: z.string(),
 });
 
-/** What the previous status remembered; what cannot be read is forgotten (it only informs, never grants). */
-interface Previous {
+/** `status.releases` as read back: each field and each entry on its own. */
+export interface ReadReleases {
   readonly total: number;
+  readonly cooling: readonly { readonly range: string; readonly releasedAt: string }[];
+  readonly history: readonly Release[];
+  readonly releasing: ReadonlyMap<string, string>;
+}
+
+/**
+ * What a pool's `status.releases` holds. Each field and each entry is read on its own, and one that does not read
+ * is left out: a damaged history entry never costs the cooling ranges (which keep addresses out of allocation).
+ *
+ * @example
+ * ```ts
+ * readReleases({ releases: { total: 2, history: [{ range: "x" }] } }); // { total: 2, cooling: [], history: [], releasing: Map {} }
+ * ```
+ */
+export function readReleases(status: unknown): ReadReleases {
+  const r = (status as { releases?: unknown } | null | undefined)?.releases;
+  const o = (typeof r === "object" && r !== null ? r : {}) as Record<string, unknown>;
+  const each = <T>(value: unknown, schema: z.ZodType<T>): T[] =>
+    Array.isArray(value)
+      ? value.flatMap((v) => {
+        const p = schema.safeParse(v);
+        return p.success ? [p.data] : [];
+      })
+      : [];
+  const releasing = typeof o.releasing === "object" && o.releasing !== null ? o.releasing : {};
+  return {
+    total: typeof o.total === "number" && Number.isInteger(o.total) && o.total >= 0 ? o.total : 0,
+    cooling: each(o.cooling, CoolingEntry),
+    history: each(o.history, ReleaseEntry) as Release[],
+    releasing: new Map(
+      Object.entries(releasing).filter((e): e is [string, string] => typeof e[1] === "string"),
+    ),
+  };
+}
+
+/** What the previous status remembered, the cooling ranges read in the pool's family. */
+interface Previous extends Omit<ReadReleases, "cooling"> {
   readonly cooling: Cooling[];
-  readonly history: Release[];
-  readonly releasing: Map<string, string>;
 }
 
 function readPrevious(status: Readonly<Record<string, unknown>>, family: Family): Previous {
-  const parsed = StoredShape.safeParse(status.releases);
-  const data = parsed.success ? parsed.data : {};
-  const cooling = (data.cooling ?? []).flatMap((c) => {
+  const read = readReleases(status);
+  const cooling = read.cooling.flatMap((c) => {
     const r = parseRange(c.range);
     const at = parseTime(c.releasedAt);
     return r.ok && r.value.family === family && at
       ? [{ range: { start: r.value.start, end: r.value.end }, releasedAt: at }]
       : [];
   });
-  return {
-    total: data.total ?? 0,
-    cooling,
-    history: (data.history ?? []) as Release[],
-    releasing: new Map(Object.entries(data.releasing ?? {})),
-  };
+  return { ...read, cooling };
 }
 
 /** The inputs of one sync's release bookkeeping. */

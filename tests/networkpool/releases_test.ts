@@ -165,3 +165,35 @@ Deno.test("cooling ranges past their byte bound end early, oldest first", () => 
   assert.ok(kept.some((c) => c.range === "11.0.0.0-11.0.0.7"), "the newest release still cools");
   assert.equal(out.resyncAfterSeconds, 3540);
 });
+
+Deno.test("a damaged history entry costs only itself: the cooling ranges still keep their addresses out", () => {
+  const now = new Date("2026-11-21T09:00:00Z");
+  const out = recordReleases({
+    status: {
+      releases: {
+        total: 3,
+        cooling: [{ range: "10.9.0.0-10.9.0.3", releasedAt: "2026-11-21T08:59:00Z" }, { range: 7 }],
+        history: [{ range: "10.9.0.0-10.9.0.3" }, {
+          range: "10.9.0.0-10.9.0.3",
+          holder: { kind: "IPAllocation", uid: "u-1" },
+          grantedAt: "2026-11-20T00:00:00Z",
+          releasedAt: "2026-11-21T08:59:00Z",
+        }],
+        releasing: { "u-2": "team-a/x", "u-3": 4 },
+      },
+    },
+    family: 4,
+    dropped: [],
+    holds: () => true,
+    terminating: new Map(),
+    allocatable: [{ start: 0x0a090000n, end: 0x0a09000fn }],
+    cooldownSeconds: 300,
+    historyLimit: 10,
+    now,
+  });
+  assert.deepEqual(out.cooling, [{ start: 0x0a090000n, end: 0x0a090003n }]);
+  assert.equal(out.releases.total, 3);
+  assert.deepEqual(out.releases.history.map((h) => h.holder.uid), ["u-1"]);
+  assert.deepEqual(out.releases.releasing, { "u-2": "team-a/x" });
+  assert.equal(out.resyncAfterSeconds, 240);
+});
