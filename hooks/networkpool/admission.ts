@@ -17,7 +17,7 @@ import {
 import { type DecodedGrant, ledgerHolders, readLedger } from "../../lib/pool_ledger/mod.ts";
 import { NetworkPoolSpec } from "../../lib/api/mod.ts";
 import type { HookContext } from "../../lib/hook/mod.ts";
-import { firstOverlap, type NamedSpace, overlapMessage, poolSpace } from "./overlap.ts";
+import { firstOverlap, type NamedSpace, otherPoolSpaces, overlapMessage, poolSpace } from "./overlap.ts";
 import {
   entryFresh,
   readRegistry,
@@ -146,12 +146,8 @@ function otherSpaces(
   registry: ReturnType<typeof readRegistry>,
   now: Date,
 ): NamedSpace[] {
-  const stored = keyedItems(reads.pools).flatMap(([key, obj]) => {
-    const space = key === pool ? undefined : poolSpace((obj as PoolObject | null)?.spec);
-    return space ? [{ pool: key, ...space }] : [];
-  });
   const admitted = [...registry.entries.values()].filter((e) => e.pool !== pool && entryFresh(e, now));
-  return [...stored, ...admitted];
+  return [...otherPoolSpaces(keyedItems(reads.pools), pool), ...admitted];
 }
 
 const CONTENDED: AdmissionDecision = {

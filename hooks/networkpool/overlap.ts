@@ -51,6 +51,19 @@ export function poolSpace(spec: unknown): PoolSpace | undefined {
 }
 
 /**
+ * The spaces of the pools among `pools` (`namespace/name` and the object) other than `self`; a pool whose spec
+ * does not read grants nothing, and is left out.
+ */
+export function otherPoolSpaces(pools: Iterable<readonly [string, unknown]>, self: string): NamedSpace[] {
+  const out: NamedSpace[] = [];
+  for (const [key, obj] of pools) {
+    const space = key === self ? undefined : poolSpace((obj as { spec?: unknown } | null)?.spec);
+    if (space) out.push({ pool: key, ...space });
+  }
+  return out;
+}
+
+/**
  * The first place `space` meets one of `others`: the lowest overlapping address, then the pool name, so the
  * answer does not depend on the order the pools were listed in.
  */

@@ -59,7 +59,7 @@ import {
   ObservedAllocation,
 } from "../../lib/api/mod.ts";
 import { announce, CAPACITY_EVENTS, type CapacityTier, readAnnouncements } from "./capacity_events.ts";
-import { firstOverlap, type NamedSpace, type Overlap, overlapMessage, poolSpace } from "./overlap.ts";
+import { firstOverlap, otherPoolSpaces, type Overlap, overlapMessage, poolSpace } from "./overlap.ts";
 import { DEFAULT_RELEASE_HISTORY, recordReleases, type ReleaseOutcome, withCooling } from "./releases.ts";
 
 /** Utilisation thresholds of the capacity conditions, in percent (at or above means True). */
@@ -136,14 +136,7 @@ function overlapOf(
   const group = request.related[groupKey(KINDS.NetworkPool)];
   if (!group) return undefined;
   const self = request.object.metadata;
-  const others: NamedSpace[] = [];
-  for (const [key, obj] of Object.entries(group)) {
-    const m = (obj as { metadata?: { name?: unknown; namespace?: unknown; uid?: unknown } }).metadata;
-    if (m?.name === self.name && (m.namespace ?? "") === (self.namespace ?? "")) continue;
-    const other = poolSpace((obj as { spec?: unknown }).spec);
-    if (other) others.push({ pool: key, ...other });
-  }
-  return firstOverlap(space, others);
+  return firstOverlap(space, otherPoolSpaces(Object.entries(group), `${self.namespace ?? ""}/${self.name}`));
 }
 
 interface Observed {
