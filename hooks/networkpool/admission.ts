@@ -220,8 +220,20 @@ export function narrowingMessage(allocation: string, address: string): string {
   } has address ${address} outside the proposed ranges. Migrate or delete affected allocations first`;
 }
 
-/** The grants of the stored pool that the proposed tenant ranges would leave outside, with their first such address. */
-function outsideRanges(review: AdmissionReviewRequest): { grant: DecodedGrant; first: Address }[] {
+/** Grants left outside, by review: the read plan asks on every round of reads, and the decision once more. */
+const OUTSIDE = new WeakMap<AdmissionReviewRequest, readonly { grant: DecodedGrant; first: Address }[]>();
+
+/**
+ * The grants of the stored pool that the proposed tenant ranges would leave outside, with their first such address;
+ * decoded once per review (a ledger may hold 20,000 grants).
+ */
+function outsideRanges(review: AdmissionReviewRequest): readonly { grant: DecodedGrant; first: Address }[] {
+  let outside = OUTSIDE.get(review);
+  if (!outside) OUTSIDE.set(review, outside = grantsOutside(review));
+  return outside;
+}
+
+function grantsOutside(review: AdmissionReviewRequest): { grant: DecodedGrant; first: Address }[] {
   if (review.request.operation !== "UPDATE") return [];
   const next = NetworkPoolSpec.safeParse(objectOf(review)?.spec);
   const read = next.success ? readPoolSpec(next.data) : undefined;
@@ -239,7 +251,8 @@ function outsideRanges(review: AdmissionReviewRequest): { grant: DecodedGrant; f
 
 /** A spec update that shrinks the CIDR, or narrows the tenant ranges past a grant whose IPAllocation exists. */
 function shrinkOrNarrowing(review: AdmissionReviewRequest, reads: Reads): AdmissionDecision | undefined {
-  const nextText = NetworkPoolSpec.safeParse(objectOf(review)?.spec).data?.cidr;
+  const nextSpec = NetworkPoolSpec.safeParse(objectOf(review)?.spec).data;
+  const nextText = nextSpec?.cidr;
   const prevText = NetworkPoolSpec.safeParse(oldObjectOf(review)?.spec).data?.cidr;
   const next = nextText ? parseCidr(nextText) : undefined;
   const prev = prevText ? parseCidr(prevText) : undefined;
@@ -258,7 +271,7 @@ function shrinkOrNarrowing(review: AdmissionReviewRequest, reads: Reads): Admiss
   const live = liveHolders(reads);
   const held = outside.find(({ grant }) => live.has(grant.uid));
   if (!held) return undefined;
-  const field = NetworkPoolSpec.safeParse(objectOf(review)?.spec).data?.tenantAllocation?.ranges?.length
+  const field = nextSpec?.tenantAllocation?.ranges?.length
     ? "spec.tenantAllocation.ranges"
     : "spec.tenantAllocation";
   return forbidden([{
