@@ -336,7 +336,7 @@ function specProblems(spec: unknown): {
  * and an empty ledger): the previous `status.releases`, if any, is kept as it is.
  */
 function releasesOf(
-  request: DecoratorRequest,
+  prev: Readonly<Record<string, unknown>>,
   before: PoolLedger,
   after: PoolLedger,
   observed: Observed,
@@ -344,7 +344,6 @@ function releasesOf(
   model: Omit<PoolModel, "allocations"> | undefined,
   now: Date,
 ): ReleaseOutcome | undefined {
-  const prev = request.object.status as Record<string, unknown> | undefined ?? {};
   const family = model?.family ?? before.family;
   const dropped = before.size === after.size
     ? []
@@ -429,7 +428,7 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
 
   const observed = observe(request, read.ledger);
   const ledger = read.ledger.retain((i) => observed.held[i] === 1);
-  const released = releasesOf(request, read.ledger, ledger, observed, spec, model, context.now);
+  const released = releasesOf(prevStatus, read.ledger, ledger, observed, spec, model, context.now);
   const pending = observed.pending.sort(fifo);
   const failures: [string, string][] = observed.invalid.map((i) => [i.uid, i.message]);
   const refuse = (uid: string, message: string) => failures.push([uid, message]);
