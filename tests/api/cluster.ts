@@ -8,7 +8,7 @@ import { parse, parseAllDocuments } from "yaml";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
-import { createKubeCache, createKubeClient } from "../../lib/kube/mod.ts";
+import { createKubeCache, createKubeClient, type KubeClient } from "../../lib/kube/mod.ts";
 import { ADMISSION_CACHE } from "../../lib/api/mod.ts";
 import { type CommandRun, runCommand } from "../../lib/testing/mod.ts";
 import { operatorCrds } from "./tools.ts";
@@ -195,34 +195,42 @@ async function awaitPolicy(example: InvalidExample): Promise<void> {
 }
 
 /** Serves `fetch` over HTTPS on a free local port with the test CA's hook certificate, as the API server reaches webhooks. */
-/**
- * The hook service (every route, admission reading this cluster with the kube client) served over TLS on a free
- * loopback port, for webhook configurations to call.
- */
-export async function serveAdmission(): Promise<Deno.HttpServer<Deno.NetAddr>> {
-  await installManifests();
-  // The webhooks read and write as their own ServiceAccount, with the shipped RBAC and ledger policy.
-  const token = (await kubectlOk(["create", "token", "butler-hooks", "-n", "butler-system", "--duration=2h"]))
-    .trim();
-  // As shipped: the kinds admission reads come from a watch cache.
-  const kube = createKubeCache({
-    client: createKubeClient({ server: cluster().server, token: () => token }),
-    collections: ADMISSION_CACHE,
-  });
-  const service = createApp({
+/** The hook service as deployed (every route), admission reading and writing through `kube`. */
+export function hookService(kube: KubeClient): ReturnType<typeof createApp> {
+  return createApp({
     bodyLimitBytes: 1 << 24,
     clockOverride: false,
     hookConfig: DEFAULT_HOOK_CONFIG,
     routes: HOOK_ROUTES,
     kube,
   });
-  const server = serveHookTls(service.app.fetch);
-  // Shutting the server down stops the cache's watches too, so a test leaves nothing running.
+}
+
+/**
+ * The hook service (every route, admission reading this cluster with the kube client) served over TLS on a free
+ * loopback port, for webhook configurations to call. With `replicas`, that many instances, each with its own watch
+ * cache, behind the one address, which alternates between them as the Service balances the Deployment's pods.
+ */
+export async function serveAdmission(replicas = 1): Promise<Deno.HttpServer<Deno.NetAddr>> {
+  await installManifests();
+  // The webhooks read and write as their own ServiceAccount, with the shipped RBAC and ledger policy.
+  const token = (await kubectlOk(["create", "token", "butler-hooks", "-n", "butler-system", "--duration=2h"]))
+    .trim();
+  // As shipped: the kinds admission reads come from a watch cache.
+  const caches = Array.from({ length: replicas }, () =>
+    createKubeCache({
+      client: createKubeClient({ server: cluster().server, token: () => token }),
+      collections: ADMISSION_CACHE,
+    }));
+  const services = caches.map((kube) => hookService(kube));
+  let turn = 0;
+  const server = serveHookTls((req, info) => services[turn++ % replicas]!.app.fetch(req, info));
+  // Shutting the server down stops the caches' watches too, so a test leaves nothing running.
   const shutdown = server.shutdown.bind(server);
   return Object.assign(server, {
     shutdown: async () => {
       await shutdown();
-      await kube.stop();
+      for (const kube of caches) await kube.stop();
     },
   });
 }

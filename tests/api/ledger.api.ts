@@ -44,6 +44,22 @@ async function create(name: string, spec: Record<string, unknown>): Promise<Pool
 }
 
 /** Writes `status` through the status subresource, as Metacontroller does, and returns the stored object. */
+/** IPv6: a /64 with pinned grants 2^44 apart of 2^40 addresses, filled to the ledger's byte cap. */
+function fullScatteredIPv6(): string[] {
+  const v6: string[] = [];
+  for (let i = 0, bytes = 2;; i++) {
+    const r = scatteredIPv6Record(i, NOW, uuid);
+    if (bytes + r.length + 3 > MAX_LEDGER_BYTES) return v6;
+    bytes += r.length + 3;
+    v6.push(r);
+  }
+}
+
+/** As many failures as a pool records, each as long as it records them. */
+function fullFailures(): Record<string, string> {
+  return Object.fromEntries(Array.from({ length: 256 }, (_, i) => [uuid(i), "x".repeat(256)]));
+}
+
 async function writeStatus(pool: Pool, status: unknown): Promise<{ stored: Pool; bytes: number }> {
   const name = pool.metadata.name as string;
   const written = await api("PUT", `${POOLS}/${name}/status`, { ...pool, status });
@@ -104,17 +120,10 @@ Deno.test("the pool ledger at 20,000 grants on a real API server", async (t) => 
   );
 
   await t.step("the largest IPv4 ledger and a full scattered IPv6 one stay well under 1.5 MiB", async () => {
-    const failures = Object.fromEntries(Array.from({ length: 256 }, (_, i) => [uuid(i), "x".repeat(256)]));
+    const failures = fullFailures();
     const v4 = worstIPv4Records(uuid);
-    // IPv6: a /64 with pinned grants 2^44 apart of 2^40 addresses, filled to the byte cap.
     const base6 = SCATTERED_BASE;
-    const v6: string[] = [];
-    for (let i = 0, bytes = 2;; i++) {
-      const r = scatteredIPv6Record(i, NOW, uuid);
-      if (bytes + r.length + 3 > MAX_LEDGER_BYTES) break;
-      bytes += r.length + 3;
-      v6.push(r);
-    }
+    const v6 = fullScatteredIPv6();
     for (
       const [name, cidr, base, grants] of [
         ["worst-v4", "0.0.0.0/0", "0.0.0.0", v4],
@@ -134,7 +143,7 @@ Deno.test("the pool ledger at 20,000 grants on a real API server", async (t) => 
   });
 
   await t.step("the largest ledgers with full release records stay under 1.5 MiB", async () => {
-    const failures = Object.fromEntries(Array.from({ length: 256 }, (_, i) => [uuid(i), "x".repeat(256)]));
+    const failures = fullFailures();
     // The longest names there can be: a 63-character namespace, a 253-character IPAllocation.
     const holder = (i: number) => ({ namespace: "n".repeat(63), name: `${i}`.padEnd(253, "a") });
     const releasing = Object.fromEntries(
@@ -143,13 +152,7 @@ Deno.test("the pool ledger at 20,000 grants on a real API server", async (t) => 
         (_, i) => [uuid(100_000 + i), `${holder(i).namespace}/${holder(i).name}`],
       ),
     );
-    const v6: string[] = [];
-    for (let i = 0, bytes = 2;; i++) {
-      const r = scatteredIPv6Record(i, NOW, uuid);
-      if (bytes + r.length + 3 > MAX_LEDGER_BYTES) break;
-      bytes += r.length + 3;
-      v6.push(r);
-    }
+    const v6 = fullScatteredIPv6();
     for (
       const [name, cidr, base, grants, range] of [
         ["worst-v4", "0.0.0.0/0", "0.0.0.0", worstIPv4Records(uuid), "255.255.255.0-255.255.255.255"],

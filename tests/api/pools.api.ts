@@ -7,19 +7,12 @@
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import assert from "node:assert/strict";
 import { encodeRecord, uidToken } from "../../lib/pool_ledger/mod.ts";
-import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { ADMISSION_CACHE } from "../../lib/api/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
-import { createApp } from "../../lib/http/mod.ts";
-import { createKubeCache, createKubeClient } from "../../lib/kube/mod.ts";
 import {
   api,
   applyObject,
-  cluster,
-  installManifests,
   kubectl,
   kubectlOk,
-  serveHookTls,
+  serveAdmission,
   shippedWebhooks,
   untilRun,
 } from "./cluster.ts";
@@ -39,49 +32,29 @@ const pool = (name: string, spec: Obj) => ({
   metadata: { name, namespace: NS },
   spec,
 });
+/** A merge patch of `pools-a` (of its status with `status`). */
+const patchPool = (patch: unknown, status = false) =>
+  kubectl([
+    "patch",
+    "networkpool",
+    "pools-a",
+    "-n",
+    NS,
+    ...(status ? ["--subresource=status"] : []),
+    "--type=merge",
+    "-p",
+    JSON.stringify(patch),
+  ]);
 const create = (obj: unknown, dryRun = false) =>
   api("POST", `/apis/${API}/namespaces/${NS}/networkpools${dryRun ? "?dryRun=All" : ""}`, obj);
 
-/**
- * Two replicas of the hook service, each with its own watch cache and API client as the webhook's
- * ServiceAccount, behind one address that alternates between them (as the Service balances the Deployment's pods).
- */
-async function serveReplicas(): Promise<
-  { server: Deno.HttpServer<Deno.NetAddr>; stop: () => Promise<void> }
-> {
-  await installManifests();
-  const token = (await kubectlOk(["create", "token", "butler-hooks", "-n", NS, "--duration=2h"])).trim();
-  const replicas = [0, 1].map(() => {
-    const kube = createKubeCache({
-      client: createKubeClient({ server: cluster().server, token: () => token }),
-      collections: ADMISSION_CACHE,
-    });
-    const { app } = createApp({
-      bodyLimitBytes: 1 << 24,
-      clockOverride: false,
-      hookConfig: DEFAULT_HOOK_CONFIG,
-      routes: HOOK_ROUTES,
-      kube,
-    });
-    return { app, kube };
-  });
-  let next = 0;
-  const server = serveHookTls((req) => replicas[next++ % 2]!.app.fetch(req));
-  return {
-    server,
-    stop: async () => {
-      await server.shutdown();
-      for (const r of replicas) await r.kube.stop();
-    },
-  };
-}
-
 Deno.test("NetworkPool admission on a real API server", async (t) => {
   const created: string[] = [];
-  const service = await serveReplicas();
+  // Two replicas of the hook service behind one address, as the Deployment runs them.
+  const server = await serveAdmission(2);
   try {
     await kubectlOk(["create", "namespace", TEAM_NS]);
-    await applyObject(await shippedWebhooks(`https://127.0.0.1:${service.server.addr.port}`));
+    await applyObject(await shippedWebhooks(`https://127.0.0.1:${server.addr.port}`));
     const first = pool("pools-a", {
       cidr: "172.20.0.0/24",
       reserved: [{ cidr: "172.20.0.0/28" }],
@@ -147,16 +120,7 @@ Deno.test("NetworkPool admission on a real API server", async (t) => {
     );
 
     await t.step("a CIDR only grows", async () => {
-      const shrink = await kubectl([
-        "patch",
-        "networkpool",
-        "pools-a",
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        JSON.stringify({ spec: { cidr: "172.20.0.0/25", tenantAllocation: null } }),
-      ]);
+      const shrink = await patchPool({ spec: { cidr: "172.20.0.0/25", tenantAllocation: null } });
       assert.notEqual(shrink.code, 0);
       assert.match(
         shrink.stderr,
@@ -179,30 +143,14 @@ Deno.test("NetworkPool admission on a real API server", async (t) => {
         .metadata.uid;
       // 172.20.0.200-172.20.0.207, granted.
       const record = encodeRecord(0xac140000n, { start: 0xac1400c8n, end: 0xac1400cfn }, "0", uidToken(uid));
-      await kubectlOk([
-        "patch",
-        "networkpool",
-        "pools-a",
-        "-n",
-        NS,
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        JSON.stringify({ status: { ledger: { version: 2, base: "172.20.0.0", grants: [record] } } }),
-      ]);
+      const written = await patchPool({
+        status: { ledger: { version: 2, base: "172.20.0.0", grants: [record] } },
+      }, true);
+      assert.equal(written.code, 0, written.stderr);
       const narrow = () =>
-        kubectl([
-          "patch",
-          "networkpool",
-          "pools-a",
-          "-n",
-          NS,
-          "--type=merge",
-          "-p",
-          JSON.stringify({
-            spec: { tenantAllocation: { ranges: [{ start: "172.20.0.16", end: "172.20.0.203" }] } },
-          }),
-        ]);
+        patchPool({
+          spec: { tenantAllocation: { ranges: [{ start: "172.20.0.16", end: "172.20.0.203" }] } },
+        });
       const refused = await narrow();
       assert.notEqual(refused.code, 0);
       assert.match(
@@ -248,7 +196,7 @@ Deno.test("NetworkPool admission on a real API server", async (t) => {
       );
     });
   } finally {
-    await service.stop();
+    await server.shutdown();
     await kubectl(["delete", "validatingwebhookconfiguration", "butler-admission", "--ignore-not-found"]);
     for (const name of created) {
       await kubectl(["delete", "networkpool", name, "-n", NS, "--ignore-not-found", "--wait=false"]);

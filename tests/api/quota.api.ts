@@ -9,9 +9,6 @@
  */
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import assert from "node:assert/strict";
-import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
-import { createApp } from "../../lib/http/mod.ts";
 import {
   createKubeCache,
   createKubeClient,
@@ -24,6 +21,7 @@ import {
   api,
   applyObject,
   cluster,
+  hookService,
   installManifests,
   kubectl,
   kubectlOk,
@@ -133,15 +131,7 @@ Deno.test("quotas at admission on a real API server", async (t) => {
     const client = createKubeClient({ server: cluster().server, token: () => token });
     return createKubeCache({ client: lag ? lagging(client, lag) : client, collections: ADMISSION_CACHE });
   });
-  const instances = caches.map((kube) =>
-    createApp({
-      bodyLimitBytes: 1 << 24,
-      clockOverride: false,
-      hookConfig: DEFAULT_HOOK_CONFIG,
-      routes: HOOK_ROUTES,
-      kube,
-    })
-  );
+  const instances = caches.map((kube) => hookService(kube));
   let turn = 0;
   let lagged = false;
   // Timely instances 0 and 2, or lagging 1 and 3.
