@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { readLedger } from "../../lib/pool_ledger/mod.ts";
 import { overlaps, parseCidr, type Range } from "../../lib/ipam/mod.ts";
-import { syncPool } from "./sync_pool.ts";
+import { syncPool, testAllocation } from "./sync_pool.ts";
 
 type Event =
   | { t: "create"; count: number; pin?: number }
@@ -47,29 +47,8 @@ const RESERVED = (() => {
 })();
 const ALLOCATABLE = { start: 0x0a090002n, end: 0x0a09001dn };
 
-function allocation(uid: string, seq: number, count: number, pin?: number) {
-  const spec: Record<string, unknown> = { poolRef: { name: "p" }, type: "loadbalancer", count };
-  if (pin !== undefined) {
-    spec.pinnedRange = {
-      startAddress: `10.9.0.${pin}`,
-      endAddress: `10.9.0.${Math.min(31, pin + count - 1)}`,
-    };
-  }
-  return {
-    apiVersion: "butler.butlerlabs.dev/v1alpha1",
-    kind: "IPAllocation",
-    metadata: {
-      name: `a${seq}`,
-      namespace: "team-a",
-      uid,
-      creationTimestamp: `2026-11-21T08:${String(Math.floor(seq / 60) % 60).padStart(2, "0")}:${
-        String(seq % 60).padStart(2, "0")
-      }Z`,
-      labels: { "butler.butlerlabs.dev/network-pool": "p" },
-    },
-    spec,
-  };
-}
+const allocation = (uid: string, seq: number, count: number, pin?: number) =>
+  testAllocation(uid, seq, count, pin, 31);
 
 function ledgerOf(status: unknown): Map<string, Range> {
   const read = readLedger((status ?? {}) as Record<string, unknown>);

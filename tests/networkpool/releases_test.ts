@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { COOLING_MAX_BYTES, recordReleases } from "../../hooks/networkpool/mod.ts";
 import { findGrant } from "../../lib/pool_ledger/mod.ts";
 import { overlaps, parseRange, type Range } from "../../lib/ipam/mod.ts";
-import { syncPool } from "./sync_pool.ts";
+import { syncPool, testAllocation } from "./sync_pool.ts";
 
 type Step =
   | { t: "create"; count: number; pin?: number }
@@ -32,26 +32,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   },
 );
 
-function allocation(uid: string, seq: number, count: number, pin?: number) {
-  const spec: Record<string, unknown> = { poolRef: { name: "p" }, type: "loadbalancer", count };
-  if (pin !== undefined) {
-    spec.pinnedRange = {
-      startAddress: `10.9.0.${pin}`,
-      endAddress: `10.9.0.${Math.min(15, pin + count - 1)}`,
-    };
-  }
-  return {
-    apiVersion: "butler.butlerlabs.dev/v1alpha1",
-    kind: "IPAllocation",
-    metadata: {
-      name: uid,
-      namespace: "team-a",
-      uid,
-      creationTimestamp: new Date(Date.UTC(2026, 10, 1, 0, 0, seq)).toISOString().replace(".000", ""),
-    },
-    spec,
-  };
-}
+const allocation = (uid: string, seq: number, count: number, pin?: number) =>
+  testAllocation(uid, seq, count, pin, 15);
 
 const range = (text: string): Range => {
   const r = parseRange(text);

@@ -37,3 +37,56 @@ export function syncPool(
   });
   return syncNetworkPool(request, { now, config: DEFAULT_HOOK_CONFIG });
 }
+
+/** An IPAllocation as the pool's tests relate it. */
+export interface TestAllocation {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    creationTimestamp: string;
+    labels: Record<string, string>;
+  };
+  spec: Record<string, unknown>;
+}
+
+/**
+ * An IPAllocation of pool `p` in `team-a`, the `seq`-th created, for `count` addresses or, with `pin`, for the
+ * range of 10.9.0.`pin` onward (its end kept at or below 10.9.0.`lastOctet`, the pool's last address).
+ *
+ * @example
+ * ```ts
+ * syncPool(pool, { "team-a/a0": testAllocation("u0", 0, 4, undefined, 31) });
+ * ```
+ */
+export function testAllocation(
+  uid: string,
+  seq: number,
+  count: number,
+  pin: number | undefined,
+  lastOctet: number,
+): TestAllocation {
+  const spec: Record<string, unknown> = { poolRef: { name: "p" }, type: "loadbalancer", count };
+  if (pin !== undefined) {
+    spec.pinnedRange = {
+      startAddress: `10.9.0.${pin}`,
+      endAddress: `10.9.0.${Math.min(lastOctet, pin + count - 1)}`,
+    };
+  }
+  return {
+    apiVersion: "butler.butlerlabs.dev/v1alpha1",
+    kind: "IPAllocation",
+    metadata: {
+      name: `a${seq}`,
+      namespace: "team-a",
+      uid,
+      creationTimestamp: `2026-11-21T08:${String(Math.floor(seq / 60) % 60).padStart(2, "0")}:${
+        String(seq % 60).padStart(2, "0")
+      }Z`,
+      labels: { "butler.butlerlabs.dev/network-pool": "p" },
+    },
+    spec,
+  };
+}
