@@ -76,7 +76,10 @@ const REASON = {
  */
 export function syncIPAddressClaim(request: DecoratorRequest, context: HookContext): DecoratorResponse {
   const claim = request.object;
-  if (!claimsNetworkPool(claim.spec)) return { attachments: [] };
+  // Another provider's claim has no attachment of ours; one whose spec no longer reads keeps what it has.
+  if (!claimsNetworkPool(claim.spec)) {
+    return { attachments: keepObserved(request.attachments, CLAIM_ATTACHMENTS) };
+  }
   requireDelivered(
     { related: request.related, children: request.attachments },
     [poolRule(claim.spec)],
@@ -106,8 +109,10 @@ export function syncIPAddressClaim(request: DecoratorRequest, context: HookConte
       ),
     };
   }
-  // A pool that is gone holds no grant (its finalizer waits for them), but a request already made is kept.
+  // A pool that is gone holds no grant (its finalizer waits for them), but a request already made is kept, and so
+  // is an address once written: a grant never moves, so the address stays true while the grant cannot be read.
   const allocation = pool || observed ? [allocationOf(ns, name, poolName)] : [];
+  const written = keepObserved(request.attachments, [CLAIM_ATTACHMENTS[1]]);
   if (!pool) {
     const elsewhere = Object.keys(pools).filter((k) => k !== poolKey).sort();
     const where = elsewhere.length
@@ -116,7 +121,7 @@ export function syncIPAddressClaim(request: DecoratorRequest, context: HookConte
       } not in ${ns}`
       : "";
     return {
-      attachments: allocation,
+      attachments: [...allocation, ...written],
       status: ready("False", REASON.notReady, `NetworkPool ${poolKey} not found${where}`),
     };
   }
@@ -126,9 +131,6 @@ export function syncIPAddressClaim(request: DecoratorRequest, context: HookConte
     conditions?: { type?: unknown; status?: unknown; reason?: unknown; message?: unknown }[];
   };
   const grant = typeof uid === "string" ? findGrant(poolStatus, uid) : undefined;
-  // An address once written is kept while the grant cannot be read (a pool cache behind its own grant, or a pool
-  // spec turned invalid): a grant never moves, so the address stays true.
-  const written = keepObserved(request.attachments, [CLAIM_ATTACHMENTS[1]]);
   const address = grant &&
     addressOf(ns, name, poolName, pool, formatAddress(grant.family, grant.range.start));
   if (!address && written.length) return { attachments: [...allocation, ...written] };
