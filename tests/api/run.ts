@@ -9,19 +9,32 @@
 import { controlPlaneBinary, kubectlValidateBinary, KUBERNETES_VERSION } from "./tools.ts";
 import { ROOT } from "./cluster.ts";
 
-/** Starts the control plane in a new state directory; resolves once it is ready. */
+/** A running test control plane: its state directory, its URL, and how to stop it. */
+export interface ControlPlane {
+  readonly dir: string;
+  readonly server: string;
+  /** The process's ID (etcd and kube-apiserver run in it), for CPU and memory figures. */
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the control plane in a new state directory, or restarts the one in `options.dir` (same etcd data, PKI
+ * and URL); resolves once it is ready.
+ */
 export async function startControlPlane(
   bin: string,
-  options: { controllers?: boolean } = {},
-): Promise<{ dir: string; server: string; stop: () => Promise<void> }> {
-  const dir = await Deno.makeTempDir({ prefix: "butler-test-cluster-" });
+  options: { controllers?: boolean; dir?: string } = {},
+): Promise<ControlPlane> {
+  const dir = options.dir ?? await Deno.makeTempDir({ prefix: "butler-test-cluster-" });
+  await Deno.remove(`${dir}/ready`).catch(() => {}); // a restart's previous one
   const child = new Deno.Command(bin, {
     args: ["-dir", dir, ...(options.controllers ? ["-controllers"] : [])],
     stdin: "piped", // our exit closes it, which stops the control plane
     stdout: "null",
     stderr: "piped",
   }).spawn();
-  const log = await Deno.open(`${dir}/control-plane.log`, { write: true, create: true });
+  const log = await Deno.open(`${dir}/control-plane.log`, { append: true, create: true });
   const logging = child.stderr.pipeTo(log.writable).catch(() => {});
   const started = Date.now();
   let exited = false;
@@ -35,6 +48,7 @@ export async function startControlPlane(
       return {
         dir,
         server,
+        pid: child.pid,
         stop: async () => {
           try {
             child.kill("SIGTERM");

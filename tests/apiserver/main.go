@@ -5,6 +5,8 @@
 //
 //	butler-test-apiserver -dir DIR [-controllers]
 //
+// Started again with the DIR of an earlier run, it restarts that control plane: same etcd data, PKI and ports.
+//
 // It writes into DIR: ca.crt; other-ca.crt (an unrelated CA, for negative tests); the API server's serving
 // pair; a serving pair for the hook service on 127.0.0.1 signed by ca.crt (hook.crt/hook.key, for admission
 // webhooks and Metacontroller hooks over TLS), a client pair for Metacontroller (metacontroller.crt/.key), a
@@ -86,17 +88,22 @@ func run(dir string, controllers bool) error {
 		stop()
 	}()
 
-	ports, err := freePorts(3)
+	// A restart in the same directory (the scale tier's control-plane fault) keeps etcd's data, the PKI and the
+	// ports, so every client's kubeconfig and token stays valid across it.
+	_ = os.Remove(filepath.Join(dir, "ready"))
+	ports, restart, err := statePorts(dir)
 	if err != nil {
 		return err
 	}
 	apiPort, etcdClient, etcdPeer := ports[0], ports[1], ports[2]
-	if err := writePKI(dir); err != nil {
-		return err
-	}
 	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
-	if err := writeKubeconfig(dir, server); err != nil {
-		return err
+	if !restart {
+		if err := writePKI(dir); err != nil {
+			return err
+		}
+		if err := writeKubeconfig(dir, server); err != nil {
+			return err
+		}
 	}
 
 	etcd, err := startEtcd(filepath.Join(dir, "etcd"), etcdClient, etcdPeer)
@@ -239,6 +246,25 @@ func waitReady(ctx context.Context, dir, server string, apiErr <-chan error) err
 		}
 	}
 	return fmt.Errorf("kube-apiserver not ready after 3 minutes")
+}
+
+// statePorts returns the ports of the control plane in dir: those of its previous start when it has one
+// (restart is then true), else three free ones, recorded for the next start.
+func statePorts(dir string) ([]int, bool, error) {
+	file := filepath.Join(dir, "ports")
+	if data, err := os.ReadFile(file); err == nil {
+		ports := make([]int, 3)
+		if _, err := fmt.Sscanf(string(data), "%d %d %d", &ports[0], &ports[1], &ports[2]); err != nil {
+			return nil, false, fmt.Errorf("%s: %w", file, err)
+		}
+		return ports, true, nil
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, false, err
+	}
+	text := fmt.Sprintf("%d %d %d\n", ports[0], ports[1], ports[2])
+	return ports, false, os.WriteFile(file, []byte(text), 0o600)
 }
 
 func freePorts(n int) ([]int, error) {

@@ -7,8 +7,9 @@
  * migrated without a grant moving.
  */
 import assert from "node:assert/strict";
-import { parse, parseAllDocuments } from "yaml";
-import { cluster, getObject, installOperatorCrds, kubectl, kubectlOk } from "../api/cluster.ts";
+import { parse } from "yaml";
+import { cluster, getObject, kubectl, kubectlOk } from "../api/cluster.ts";
+import { installButler } from "./stack.ts";
 import { eventually } from "./wait.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -17,56 +18,11 @@ type Obj = Record<string, any>;
 const conditionTrue = (o: Obj | undefined, type: string) =>
   (o?.status?.conditions ?? []).some((c: Obj) => c.type === type && c.status === "True");
 
-/** A kubernetes.io/tls Secret as cert-manager writes it, from the test PKI's files. */
-function tlsSecret(name: string, pair: string, withCa: boolean): Obj {
-  const file = (f: string) => btoa(Deno.readTextFileSync(`${cluster().dir}/${f}`));
-  return {
-    apiVersion: "v1",
-    kind: "Secret",
-    type: "kubernetes.io/tls",
-    metadata: { name, namespace: "butler-system" },
-    data: {
-      "tls.crt": file(`${pair}.crt`),
-      "tls.key": file(`${pair}.key`),
-      ...(withCa ? { "ca.crt": file("ca.crt") } : {}),
-    },
-  };
-}
-
 Deno.test("install: the controllers point at the hook service, over TLS with Metacontroller's certificate", async () => {
-  const hooks = Deno.env.get("BUTLER_HOOKS_URL");
-  assert.ok(hooks, "BUTLER_HOOKS_URL is set by tests/e2e/run.ts");
-  await kubectlOk(["apply", "--server-side", "-f", "tests/api/crds/"]);
-  await installOperatorCrds();
-  // No cert-manager runs here: the Secrets its Certificates would write, before the controllers read them.
-  await kubectl(["create", "namespace", "butler-system"]);
-  for (
-    const secret of [
-      tlsSecret("butler-hooks-tls", "hook", true),
-      tlsSecret("butler-metacontroller-client-tls", "metacontroller", false),
-    ]
-  ) {
-    await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(secret) });
-  }
-  const rendered = await kubectlOk(["kustomize", "manifests/"]);
-  const pointed = rendered.replaceAll("https://butler-hooks.butler-system.svc/", `${hooks}/`)
-    .replaceAll("host: butler-hooks.butler-system.svc", `host: ${new URL(hooks).host}`);
-  assert.notEqual(pointed, rendered);
-  // The admission webhooks too, as shipped, at the same service (cert-manager would inject this CA).
-  const caBundle = btoa(Deno.readTextFileSync(`${cluster().dir}/ca.crt`));
-  const objects = parseAllDocuments(pointed).map((d) => d.toJS() as Obj).filter(Boolean);
-  const webhooks = objects.filter((o) => o.kind === "ValidatingWebhookConfiguration");
-  assert.equal(webhooks.length, 1, "the base installs the admission webhooks");
-  for (const vwc of webhooks) {
-    delete vwc.metadata.annotations["cert-manager.io/inject-ca-from"];
-    for (const w of vwc.webhooks) {
-      w.clientConfig = { url: `${hooks}${w.clientConfig.service.path}`, caBundle };
-    }
-  }
-  await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "-"], {
-    stdin: objects.map((o) => JSON.stringify(o)).join("\n"),
-  });
-  await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+  const [hooks, webhooks] = [Deno.env.get("BUTLER_HOOKS_URL"), Deno.env.get("BUTLER_WEBHOOKS_URL")];
+  assert.ok(hooks && webhooks, "BUTLER_HOOKS_URL and BUTLER_WEBHOOKS_URL are set by tests/e2e/run.ts");
+  // No cert-manager runs here: installButler writes the Secrets its Certificates would.
+  await installButler(cluster().dir, hooks, webhooks);
 });
 
 Deno.test("Team: namespace, RoleBindings and ClusterRoles, then deletion", async (t) => {

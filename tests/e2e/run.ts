@@ -7,10 +7,17 @@
  *
  * @module
  */
-import { loadKustomization } from "../../lib/testing/mod.ts";
-import { denoDir, freePort, mapShipped, ROOT, spawnLogged, tokenKubeconfig } from "../api/cluster.ts";
+import { freePort, ROOT } from "../api/cluster.ts";
 import { startControlPlane } from "../api/run.ts";
 import { controlPlaneBinary, KUBERNETES_VERSION } from "../api/tools.ts";
+import {
+  cpuSeconds,
+  hookServiceAccount,
+  shippedSizing,
+  startHookService,
+  startMetacontroller,
+  waitHttp,
+} from "./stack.ts";
 
 const metacontroller = Deno.env.get("METACONTROLLER_BIN");
 if (!metacontroller) {
@@ -22,112 +29,35 @@ if (!metacontroller) {
   Deno.exit(2);
 }
 
-async function waitHttp(url: string, client: Deno.HttpClient): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    try {
-      const res = await fetch(url, { client });
-      await res.body?.cancel();
-      if (res.ok) return;
-    } catch { /* not listening yet */ }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not answer`);
-}
-
 const plane = await startControlPlane(await controlPlaneBinary(), { controllers: true });
 console.log(`real controller tier: Kubernetes ${KUBERNETES_VERSION}, Metacontroller ${metacontroller}`);
 
-/** kubectl against the test control plane as its admin. */
-async function kubectl(...args: string[]): Promise<string> {
-  const out = await new Deno.Command("kubectl", { args: [`--kubeconfig=${plane.dir}/kubeconfig`, ...args] })
-    .output();
-  const text = new TextDecoder().decode(out.stdout);
-  if (!out.success) throw new Error(`kubectl ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  return text;
-}
+Deno.env.set("BUTLER_TEST_CLUSTER", plane.dir); // for kubectl in the install helpers, as in the tests
+const hooksKubeconfig = await hookServiceAccount(plane);
+const [hookPort, webhookPort] = [freePort(), freePort()];
+// As deployed: the shipped command line, Deno permissions and sizing (workers, queue, heap caps), HTTPS, and hook
+// calls only with a client certificate from the test CA (Metacontroller's, which the install step puts where the
+// controllers' clientTLS reads it). One addition: the test-only TEST_SHRINK_GRACE_SECONDS, which the shipped
+// --allow-env leaves out on purpose: elastic growth unused for 20 s is released (the seed's 10 minutes otherwise).
+console.log(
+  `hook service as shipped: ${Object.entries(shippedSizing()).map(([k, v]) => `${k}=${v}`).join(" ")}`,
+);
+const hooks = await startHookService({
+  plane,
+  port: hookPort,
+  webhookPort,
+  kubeconfig: hooksKubeconfig,
+  log: `${plane.dir}/hooks.log`,
+  testEnv: { TEST_SHRINK_GRACE_SECONDS: "20" },
+});
+await waitHttp(`https://127.0.0.1:${hookPort}/readyz`, `${plane.dir}/ca.crt`);
 
-// The hook service acts as its own ServiceAccount, as deployed: its writes (capacity Events, the quota ledger
-// the admission webhooks keep) meet the shipped RBAC and ledger policy once the install step applies them.
-await kubectl("create", "namespace", "butler-system");
-await kubectl("create", "serviceaccount", "butler-hooks", "-n", "butler-system");
-const hooksToken = (await kubectl("create", "token", "butler-hooks", "-n", "butler-system", "--duration=24h"))
-  .trim();
-const hooksKubeconfig = `${plane.dir}/hooks.kubeconfig`;
-Deno.writeTextFileSync(
-  hooksKubeconfig,
-  tokenKubeconfig(plane.server, hooksToken, { caFile: `${plane.dir}/ca.crt` }),
-);
-const hookPort = freePort();
-// As deployed: HTTPS, and hook calls only with a client certificate from the test CA (Metacontroller's, which
-// the install step puts where the controllers' clientTLS reads it), and the shipped command line: Deno's
-// permissions as the Deployment narrows them, its paths, ports and API server mapped onto this machine. One
-// addition: the test-only TEST_SHRINK_GRACE_SECONDS, which the shipped --allow-env leaves out on purpose.
-const container =
-  loadKustomization(`${ROOT}/manifests`).find((o) =>
-    o.kind === "Deployment" && o.metadata.name === "butler-hooks"
-  )!.spec.template.spec.containers[0];
-const shipped = container.args as string[];
-// And its sizing as shipped (workers, queue, deadline, body limit, V8 heap caps, drain): what this tier measures
-// is what the Deployment runs. Paths and ports are mapped below instead.
-const SIZING = [
-  "HOOK_WORKERS",
-  "HOOK_QUEUE_LIMIT",
-  "HOOK_DEADLINE_SECONDS",
-  "BODY_LIMIT_BYTES",
-  "DENO_V8_FLAGS",
-  "SHUTDOWN_DRAIN_SECONDS",
-  "SHUTDOWN_TIMEOUT_SECONDS",
-  "TLS_RELOAD_SECONDS",
-];
-const sizing = Object.fromEntries(
-  (container.env as { name: string; value?: string }[])
-    .filter((e) => SIZING.includes(e.name) && e.value !== undefined)
-    .map((e) => [e.name, e.value!]),
-);
-console.log(`hook service as shipped: ${Object.entries(sizing).map(([k, v]) => `${k}=${v}`).join(" ")}`);
-const cache = await denoDir();
-const args = shipped.map((a) =>
-  mapShipped(a, [
-    ["/etc/butler", plane.dir],
-    ["/var/run/secrets/kubernetes.io/serviceaccount", plane.dir],
-    ["/deno-dir", cache],
-    ["/app", ROOT],
-    ["0.0.0.0:8443", `127.0.0.1:${hookPort}`],
-    ["0.0.0.0:9443", `127.0.0.1:${freePort()}`],
-    ["$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)", new URL(plane.server).host],
-  ]).replace(/^--allow-env=.*/, (flag) => `${flag},TEST_SHRINK_GRACE_SECONDS`)
-);
-const hooks = spawnLogged(
-  [Deno.execPath(), ...args],
-  `${plane.dir}/hooks.log`,
-  {
-    ...sizing,
-    PORT: String(hookPort),
-    HOST: "127.0.0.1",
-    TLS_CERT_FILE: `${plane.dir}/hook.crt`,
-    TLS_KEY_FILE: `${plane.dir}/hook.key`,
-    TLS_CLIENT_CA_FILE: `${plane.dir}/ca.crt`,
-    KUBECONFIG: hooksKubeconfig,
-    // Tests only: elastic growth unused for 20 s is released (the seed's 10 minutes otherwise).
-    TEST_SHRINK_GRACE_SECONDS: "20",
-  },
-);
-const probe = Deno.createHttpClient({ caCerts: [Deno.readTextFileSync(`${plane.dir}/ca.crt`)] });
-await waitHttp(`https://127.0.0.1:${hookPort}/readyz`, probe);
-probe.close();
-
-const mc = spawnLogged(
-  [
-    metacontroller,
-    "--discovery-interval=2s",
-    `--metrics-address=127.0.0.1:${freePort()}`,
-    `--health-probe-bind-address=127.0.0.1:${freePort()}`,
-    "--zap-log-level=4",
-    // Measuring Metacontroller's own flags (its client rate limit, say): METACONTROLLER_ARGS="--client-go-qps=50".
-    ...(Deno.env.get("METACONTROLLER_ARGS")?.split(/\s+/).filter(Boolean) ?? []),
-  ],
+// Measuring Metacontroller's own flags (its client rate limit, say): METACONTROLLER_ARGS="--client-go-qps=50".
+const mc = startMetacontroller(
+  metacontroller,
+  plane.dir,
   `${plane.dir}/metacontroller.log`,
-  { KUBECONFIG: `${plane.dir}/kubeconfig` },
+  Deno.env.get("METACONTROLLER_ARGS")?.split(/\s+/).filter(Boolean) ?? [],
 );
 
 const test = new Deno.Command(Deno.execPath(), {
@@ -145,20 +75,12 @@ const test = new Deno.Command(Deno.execPath(), {
     BUTLER_TEST_CLUSTER: plane.dir,
     DENO_CERT: `${plane.dir}/ca.crt`,
     BUTLER_HOOKS_URL: `https://127.0.0.1:${hookPort}`,
+    BUTLER_WEBHOOKS_URL: `https://127.0.0.1:${webhookPort}`,
   },
   stdout: "inherit",
   stderr: "inherit",
 }).spawn();
 const status = await test.status;
-/** CPU seconds a process has used (user + system, from /proc), or undefined once it is gone. */
-function cpuSeconds(pid: number): number | undefined {
-  try {
-    const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime: clock ticks (USER_HZ 100)
-  } catch {
-    return undefined;
-  }
-}
 const cpu = [["hook service", hooks.pid], ["Metacontroller", mc.pid]] as const;
 console.log(
   `CPU used: ${cpu.map(([name, pid]) => `${name} ${cpuSeconds(pid)?.toFixed(1) ?? "?"} s`).join(", ")}`,

@@ -1,0 +1,233 @@
+/**
+ * What the real controller tiers (`test:e2e`, `test:scale`) share: the hook service started as the Deployment
+ * ships it (its command line, Deno permissions and sizing read from the manifest, paths and ports mapped onto
+ * this machine), Metacontroller started from `METACONTROLLER_BIN`, the install of `manifests/` pointed at them,
+ * and what `/proc` says of a process.
+ *
+ * @module
+ */
+import { parseAllDocuments } from "yaml";
+import { loadKustomization } from "../../lib/testing/mod.ts";
+import {
+  denoDir,
+  freePort,
+  installOperatorCrds,
+  kubectlOk,
+  mapShipped,
+  ROOT,
+  spawnLogged,
+  tokenKubeconfig,
+} from "../api/cluster.ts";
+
+// deno-lint-ignore no-explicit-any
+type Obj = Record<string, any>;
+
+/** The Deployment's variables that size the service: what the tiers measure is what ships. */
+const SIZING = [
+  "HOOK_WORKERS",
+  "HOOK_QUEUE_LIMIT",
+  "HOOK_DEADLINE_SECONDS",
+  "BODY_LIMIT_BYTES",
+  "DENO_V8_FLAGS",
+  "SHUTDOWN_DRAIN_SECONDS",
+  "SHUTDOWN_TIMEOUT_SECONDS",
+  "TLS_RELOAD_SECONDS",
+];
+
+/** The hook container of the shipped Deployment. */
+function shippedContainer(): Obj {
+  return loadKustomization(`${ROOT}/manifests`).find((o) =>
+    o.kind === "Deployment" && o.metadata.name === "butler-hooks"
+  )!.spec.template.spec.containers[0];
+}
+
+/** The shipped sizing variables (workers, queue, deadline, body limit, V8 heap caps, drain), by name. */
+export function shippedSizing(): Record<string, string> {
+  return Object.fromEntries(
+    (shippedContainer().env as { name: string; value?: string }[])
+      .filter((e) => SIZING.includes(e.name) && e.value !== undefined)
+      .map((e) => [e.name, e.value!]),
+  );
+}
+
+/** Where one hook service process listens and logs, and how it reaches the API server. */
+export interface HookServiceOptions {
+  /** The test control plane's state directory (its PKI) and URL. */
+  readonly plane: { readonly dir: string; readonly server: string };
+  /** Hook port (8443 in the Pod) and webhook port (9443). */
+  readonly port: number;
+  readonly webhookPort: number;
+  readonly kubeconfig: string;
+  readonly log: string;
+  /** Test-only variables, added to the shipped `--allow-env` too. */
+  readonly testEnv?: Record<string, string>;
+}
+
+/**
+ * Starts one hook service process with the shipped command line (Deno's permissions as the Deployment narrows
+ * them) and sizing, HTTPS with the test PKI, hook calls only with a client certificate of the test CA.
+ */
+export async function startHookService(options: HookServiceOptions): Promise<Deno.ChildProcess> {
+  const { plane, port, webhookPort } = options;
+  const testEnv = options.testEnv ?? {};
+  const cache = await denoDir();
+  const args = (shippedContainer().args as string[]).map((a) =>
+    mapShipped(a, [
+      ["/etc/butler", plane.dir],
+      ["/var/run/secrets/kubernetes.io/serviceaccount", plane.dir],
+      ["/deno-dir", cache],
+      ["/app", ROOT],
+      ["0.0.0.0:8443", `127.0.0.1:${port}`],
+      ["0.0.0.0:9443", `127.0.0.1:${webhookPort}`],
+      ["$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)", new URL(plane.server).host],
+    ]).replace(/^--allow-env=.*/, (flag) => [flag, ...Object.keys(testEnv)].join(","))
+  );
+  return spawnLogged([Deno.execPath(), ...args], options.log, {
+    ...shippedSizing(),
+    PORT: String(port),
+    WEBHOOK_PORT: String(webhookPort),
+    HOST: "127.0.0.1",
+    TLS_CERT_FILE: `${plane.dir}/hook.crt`,
+    TLS_KEY_FILE: `${plane.dir}/hook.key`,
+    TLS_CLIENT_CA_FILE: `${plane.dir}/ca.crt`,
+    WEBHOOK_TLS_CERT_FILE: `${plane.dir}/hook.crt`,
+    WEBHOOK_TLS_KEY_FILE: `${plane.dir}/hook.key`,
+    KUBECONFIG: options.kubeconfig,
+    ...testEnv,
+  });
+}
+
+/** Waits until `url` answers 2xx (100 tries, 100 ms apart). */
+export async function waitHttp(url: string, caFile: string): Promise<void> {
+  const client = Deno.createHttpClient({ caCerts: [Deno.readTextFileSync(caFile)] });
+  try {
+    for (let i = 0; i < 100; i++) {
+      try {
+        const res = await fetch(url, { client });
+        await res.body?.cancel();
+        if (res.ok) return;
+      } catch { /* not listening yet */ }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${url} did not answer`);
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Starts Metacontroller (`bin`) as the test control plane's admin, with probes on free ports, level-4 logs and
+ * `extraArgs` (its client rate limit, say).
+ */
+export function startMetacontroller(
+  bin: string,
+  planeDir: string,
+  log: string,
+  extraArgs: readonly string[] = [],
+): Deno.ChildProcess {
+  return spawnLogged(
+    [
+      bin,
+      "--discovery-interval=2s",
+      `--metrics-address=127.0.0.1:${freePort()}`,
+      `--health-probe-bind-address=127.0.0.1:${freePort()}`,
+      "--zap-log-level=4",
+      ...extraArgs,
+    ],
+    log,
+    { KUBECONFIG: `${planeDir}/kubeconfig` },
+  );
+}
+
+/** CPU seconds a process has used (user + system, from /proc), or undefined once it is gone. */
+export function cpuSeconds(pid: number): number | undefined {
+  try {
+    const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime: clock ticks (USER_HZ 100)
+  } catch {
+    return undefined;
+  }
+}
+
+/** A `/proc/<pid>/status` memory field (VmRSS, VmHWM) in MiB, or undefined once the process is gone. */
+export function statusMiB(pid: number, field: "VmRSS" | "VmHWM"): number | undefined {
+  try {
+    const line = Deno.readTextFileSync(`/proc/${pid}/status`).split("\n").find((l) =>
+      l.startsWith(`${field}:`)
+    );
+    return line ? Number(line.split(/\s+/)[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Namespace butler-system and the hook service's ServiceAccount, with a kubeconfig of its token: the service acts
+ * as deployed, so its writes (capacity Events, the quota ledger the webhooks keep) meet the shipped RBAC and
+ * ledger policy once the install applies them. Returns the kubeconfig's path.
+ */
+export async function hookServiceAccount(
+  plane: { readonly dir: string; readonly server: string },
+): Promise<string> {
+  await kubectlOk(["create", "namespace", "butler-system"]);
+  await kubectlOk(["create", "serviceaccount", "butler-hooks", "-n", "butler-system"]);
+  const token =
+    (await kubectlOk(["create", "token", "butler-hooks", "-n", "butler-system", "--duration=24h"]))
+      .trim();
+  const kubeconfig = `${plane.dir}/hooks.kubeconfig`;
+  Deno.writeTextFileSync(kubeconfig, tokenKubeconfig(plane.server, token, { caFile: `${plane.dir}/ca.crt` }));
+  return kubeconfig;
+}
+
+/** A kubernetes.io/tls Secret as cert-manager writes it, from the test PKI's files. */
+function tlsSecret(dir: string, name: string, pair: string, withCa: boolean): Obj {
+  const file = (f: string) => btoa(Deno.readTextFileSync(`${dir}/${f}`));
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    type: "kubernetes.io/tls",
+    metadata: { name, namespace: "butler-system" },
+    data: {
+      "tls.crt": file(`${pair}.crt`),
+      "tls.key": file(`${pair}.key`),
+      ...(withCa ? { "ca.crt": file("ca.crt") } : {}),
+    },
+  };
+}
+
+/**
+ * `kubectl apply -k manifests/` as a user would, with the controllers' hooks pointed at `hooks` and the admission
+ * webhooks at `webhooks` (both `https://host:port`), the test CA where cert-manager would inject one, and the
+ * Secrets cert-manager would write made from the test PKI. Expects namespace butler-system to exist
+ * ({@linkcode hookServiceAccount} makes it).
+ */
+export async function installButler(planeDir: string, hooks: string, webhooks: string): Promise<void> {
+  await kubectlOk(["apply", "--server-side", "-f", "tests/api/crds/"]);
+  await installOperatorCrds();
+  for (
+    const secret of [
+      tlsSecret(planeDir, "butler-hooks-tls", "hook", true),
+      tlsSecret(planeDir, "butler-metacontroller-client-tls", "metacontroller", false),
+    ]
+  ) {
+    await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(secret) });
+  }
+  const rendered = await kubectlOk(["kustomize", "manifests/"]);
+  const pointed = rendered.replaceAll("https://butler-hooks.butler-system.svc/", `${hooks}/`)
+    .replaceAll("host: butler-hooks.butler-system.svc", `host: ${new URL(hooks).host}`);
+  if (pointed === rendered) throw new Error("the rendered controllers no longer name the hook Service");
+  const caBundle = btoa(Deno.readTextFileSync(`${planeDir}/ca.crt`));
+  const objects = parseAllDocuments(pointed).map((d) => d.toJS() as Obj).filter(Boolean);
+  const configurations = objects.filter((o) => o.kind === "ValidatingWebhookConfiguration");
+  if (configurations.length !== 1) throw new Error("the base no longer installs one webhook configuration");
+  for (const vwc of configurations) {
+    delete vwc.metadata.annotations["cert-manager.io/inject-ca-from"];
+    for (const w of vwc.webhooks) {
+      w.clientConfig = { url: `${webhooks}${w.clientConfig.service.path}`, caBundle };
+    }
+  }
+  await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "-"], {
+    stdin: objects.map((o) => JSON.stringify(o)).join("\n"),
+  });
+  await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+}
