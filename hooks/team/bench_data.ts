@@ -70,7 +70,10 @@ export function teamSyncBody(clusters: number): string {
       },
     },
     children: Object.fromEntries(Object.values(CHILD_TYPES).map((t) => [groupKey(t), {}])),
-    related: { "TenantCluster.butler.butlerlabs.dev/v1alpha1": related },
+    related: {
+      "TenantCluster.butler.butlerlabs.dev/v1alpha1": related,
+      "ProviderConfig.butler.butlerlabs.dev/v1alpha1": {},
+    },
     finalizing: false,
   });
 }

@@ -293,12 +293,13 @@ export function mapShipped(text: string, map: readonly (readonly [string, string
 }
 
 /**
- * Starts a process in the repository root whose output goes straight to a log file. A pipe nobody reads would
- * fill up and block the process on its next log line (Metacontroller logs a lot at level 4).
+ * Starts a process in the repository root whose output is appended to a log file (a restarted process adds to
+ * its log). A pipe nobody reads would fill up and block the process on its next log line (Metacontroller logs a
+ * lot at level 4).
  */
 export function spawnLogged(argv: string[], log: string, env: Record<string, string>): Deno.ChildProcess {
   return new Deno.Command("bash", {
-    args: ["-c", 'exec "$@" > "$LOG" 2>&1', "bash", ...argv],
+    args: ["-c", 'exec "$@" >> "$LOG" 2>&1', "bash", ...argv],
     cwd: ROOT,
     env: { ...env, LOG: log },
     stdin: "null",

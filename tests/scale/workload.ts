@@ -49,7 +49,7 @@ export interface Workload {
 /** The pool of index `p`: 10.(100+p).0.0/16, except pool 0, which starts small. */
 export function poolCidr(p: number, size: ScaleSize): string {
   if (p !== 0) return `10.${100 + p}.0.0/16`;
-  const onPool0 = Math.ceil(clustersOfPool(0, size) / 1);
+  const onPool0 = clustersOfPool(0, size);
   // About half of pool 0's clusters fit before it fills: a power of two no larger than half their addresses.
   const half = Math.max(16, (onPool0 * STATIC_IPS_PER_CLUSTER) / 2);
   return `10.100.0.0/${32 - Math.floor(Math.log2(half))}`;
