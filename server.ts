@@ -104,7 +104,7 @@ const service = createApp({
   ...init,
   routes: HOOK_ROUTES,
   log,
-  ...(pool ? { offload: pool } : {}),
+  ...(pool ? { offload: pool, queueBytes: config.queueBytes } : {}),
   ...(kube ? { kube } : {}),
   ...(cache ? { cacheStats: () => cache!.stats() } : {}),
   requireClientCert: config.tls?.clientCaFile !== undefined,
@@ -140,6 +140,7 @@ const listening = (scheme: string, port: number, hostname: string) =>
     clockOverride: config.clockOverride,
     workers: config.workers,
     queueLimit: config.queueLimit,
+    queueBytes: config.queueBytes,
     admissionReads: kube ? "watch cache" : "none",
     clientCertificates: config.tls?.clientCaFile ? "required for hooks" : "not asked",
     webhooks: config.webhook

@@ -14,6 +14,7 @@ Deno.test("configuration from the environment", async (t) => {
       shutdownTimeoutSeconds: 25,
       workers: 2,
       queueLimit: 4,
+      queueBytes: 48 * 1024 * 1024,
       deadlineSeconds: 15,
       hook: { oidcGroupsPrefix: "", idpGroupPrefixes: {} },
     });

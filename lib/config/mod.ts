@@ -51,6 +51,7 @@ const EnvSchema = z.object({
   IDP_GROUP_PREFIXES: idpPrefixes,
   HOOK_WORKERS: int("HOOK_WORKERS", 0, 64, 2),
   HOOK_QUEUE_LIMIT: int("HOOK_QUEUE_LIMIT", 0, 1024, 4),
+  HOOK_QUEUE_BYTES: int("HOOK_QUEUE_BYTES", 1024, 4 * 1024 * 1024 * 1024, 48 * 1024 * 1024),
   HOOK_DEADLINE_SECONDS: int("HOOK_DEADLINE_SECONDS", 0, 600, 15),
   TLS_CERT_FILE: z.string().optional(),
   TLS_KEY_FILE: z.string().optional(),
@@ -129,6 +130,12 @@ export interface Config {
   /** Hook requests that may wait for a worker; one more is answered 429. */
   readonly queueLimit: number;
   /**
+   * Bytes of hook request bodies let in at once (being read, queued or running); a request that would pass it is
+   * answered 429, unless it would be the only one. Bounds memory by bytes, so that many small syncs may wait
+   * where a few large ones could not.
+   */
+  readonly queueBytes: number;
+  /**
    * Seconds a hook request may run in a worker before it is stopped (the worker replaced, the request answered
    * 503); 0: no limit. Metacontroller gives up on a hook after its own timeout (10 s by default) anyway.
    */
@@ -189,6 +196,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
       workers: e.HOOK_WORKERS,
       queueLimit: e.HOOK_QUEUE_LIMIT,
+      queueBytes: e.HOOK_QUEUE_BYTES,
       deadlineSeconds: e.HOOK_DEADLINE_SECONDS,
       ...(e.TLS_CERT_FILE && e.TLS_KEY_FILE
         ? {

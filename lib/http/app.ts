@@ -36,6 +36,11 @@ export interface AppOptions {
    * `Retry-After`, and `/readyz` reports not ready while it is full.
    */
   readonly offload?: Offload;
+  /**
+   * Bytes of hook request bodies (by `content-length`; the body limit when it is absent) let in at once: a request
+   * that would pass it is answered 429 like one beyond the queue, unless nothing else is in. Unbounded by default.
+   */
+  readonly queueBytes?: number;
   /** `Retry-After` of a 429, in seconds (default 2). */
   readonly retryAfterSeconds?: number;
   /** What admission webhooks read the API with; without it they answer 503 when they need a read. */
@@ -267,6 +272,8 @@ export function createApp(options: AppOptions): HookService {
   // Hook requests let in: reading their body, queued or running. Counted from the door, so a burst is refused
   // before its bodies are read: a full pool must not buffer megabytes it will not run.
   let admitted = 0;
+  let admittedBytes = 0;
+  const queueBytes = options.queueBytes ?? Infinity;
   const capacity = () => (offload ? offload.stats().workers + offload.stats().queueLimit : Infinity);
   if (offload) {
     const retryAfter = String(options.retryAfterSeconds ?? 2);
@@ -278,7 +285,10 @@ export function createApp(options: AppOptions): HookService {
     app.use("/hooks/*", async (c, next) => {
       if (c.req.method !== "POST" || !known.has(`POST ${c.req.path}`)) return next();
       if (admitted >= capacity()) return busy(c);
+      const size = declaredSize(c.req.header("content-length"), options.bodyLimitBytes);
+      if (admitted > 0 && admittedBytes + size > queueBytes) return busy(c);
       admitted++;
+      admittedBytes += size;
       try {
         const headers: Record<string, string> = {};
         for (const name of ["content-type", NOW_HEADER_LOWER]) {
@@ -297,6 +307,7 @@ export function createApp(options: AppOptions): HookService {
         });
       } finally {
         admitted--;
+        admittedBytes -= size;
       }
     });
   }
@@ -334,4 +345,10 @@ export function createApp(options: AppOptions): HookService {
   });
 
   return { app, lifecycle, metrics, domain, routes };
+}
+
+/** The bytes a request's body will take, by its `content-length`; the body limit when it does not say. */
+function declaredSize(header: string | undefined, limit: number): number {
+  const n = header === undefined ? NaN : Number(header);
+  return Number.isSafeInteger(n) && n >= 0 ? Math.min(n, limit) : limit;
 }

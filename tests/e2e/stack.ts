@@ -26,6 +26,7 @@ type Obj = Record<string, any>;
 const SIZING = [
   "HOOK_WORKERS",
   "HOOK_QUEUE_LIMIT",
+  "HOOK_QUEUE_BYTES",
   "HOOK_DEADLINE_SECONDS",
   "BODY_LIMIT_BYTES",
   "DENO_V8_FLAGS",

@@ -104,6 +104,45 @@ Deno.test("a full pool: 429 with Retry-After before the body is read; readyz 503
   assert.equal(unknown.status, 404, "unknown routes are not offloaded");
 });
 
+Deno.test("the door counts bytes: small calls wait where a large one would pass the budget", async () => {
+  const held: (() => void)[] = [];
+  const offload: Offload = {
+    submit: () => new Promise((resolve) => held.push(() => resolve({ status: 200, body: "{}" }))),
+    stats: () => ({
+      workers: 1,
+      busy: Math.min(1, held.length),
+      queued: Math.max(0, held.length - 1),
+      queueLimit: 32,
+    }),
+  };
+  const { app } = createApp({ ...init, routes: HOOK_ROUTES, offload, queueBytes: 1000 });
+  const post = (bytes: number) =>
+    app.request("/hooks/team/sync", {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": String(bytes) },
+      body: " ".repeat(bytes - 2) + "{}",
+    });
+  // Alone, a body over the budget still runs: the budget never starves a request that has the service to itself.
+  const alone = post(1500);
+  while (held.length < 1) await new Promise((r) => setTimeout(r, 1));
+  assert.equal((await post(10)).status, 429, "nothing more while the budget is spent");
+  held.shift()!();
+  assert.equal((await alone).status, 200);
+  // Ten small calls fit in 1,000 bytes at once; one more of 200 does not, and is refused unread.
+  const small = Array.from({ length: 10 }, () => post(90));
+  while (held.length < 10) await new Promise((r) => setTimeout(r, 1));
+  const over = await post(200);
+  assert.equal(over.status, 429);
+  assert.match((await over.json()).error, /^busy: 1 hook requests running and 9 queued/);
+  for (const release of held.splice(0)) release();
+  for (const r of await Promise.all(small)) assert.equal(r.status, 200);
+  // The budget is given back: the same call now gets in.
+  const again = post(200);
+  while (held.length < 1) await new Promise((r) => setTimeout(r, 1));
+  held.shift()!();
+  assert.equal((await again).status, 200);
+});
+
 Deno.test("a worker that cannot be replaced makes healthz 503; deadline stops are counted", async () => {
   let unavailable = 0;
   const offload: Offload = {

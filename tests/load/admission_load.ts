@@ -225,7 +225,7 @@ const deployment = parse(Deno.readTextFileSync(`${ROOT}/manifests/hooks/deployme
 const container = deployment.spec.template.spec.containers[0];
 const shippedEnv = Object.fromEntries(
   (container.env as { name: string; value?: string }[])
-    .filter((e) => ["HOOK_WORKERS", "HOOK_QUEUE_LIMIT", "DENO_V8_FLAGS"].includes(e.name))
+    .filter((e) => ["HOOK_WORKERS", "HOOK_QUEUE_LIMIT", "HOOK_QUEUE_BYTES", "DENO_V8_FLAGS"].includes(e.name))
     .map((e) => [e.name, e.value ?? ""]),
 );
 const memoryLimit = String(container.resources.limits.memory);
