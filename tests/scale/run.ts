@@ -40,6 +40,7 @@ import {
   startMetacontroller,
 } from "../e2e/stack.ts";
 import { ledgerMismatches, notReady, overlaps, poolGrants, quotaOvershoot } from "./checks.ts";
+import { hookCalls } from "./hook_log.ts";
 import { balancer, running, totalUsage, Tracked } from "./processes.ts";
 import {
   GROWN_PREFIX,
@@ -435,6 +436,13 @@ try {
 await faulting;
 stopGrowing.done = true;
 await growing;
+// Where Metacontroller sent its work until convergence (both processes, every life).
+const calls = hookCalls(
+  hookPorts.map((_, i) => Deno.readTextFileSync(`${plane.dir}/hooks-${i}.log`)).join("\n"),
+);
+const callsPerCluster = Object.values(calls).reduce((s, c) => s + c.answered, 0) /
+  Math.max(1, clusters.length);
+log(`hook calls until Ready: ${JSON.stringify(calls)}`);
 
 // --- dry runs write nothing --------------------------------------------------------------------------------------
 
@@ -488,6 +496,7 @@ const warningReasons: Record<string, number> = {};
 for (const e of warnings) warningReasons[e.reason] = (warningReasons[e.reason] ?? 0) + (e.count ?? 1);
 const mcUsage = metacontroller.usage();
 const hookUsage = totalUsage(hooks);
+const apiUsage = planeProc.usage();
 const requests = requestsBeforeRestart + await apiRequests();
 for (const [name, items] of Object.entries(found)) {
   if (items.length) log(`${name}: ${items.length}\n  ${items.slice(0, 10).join("\n  ")}`);
@@ -687,8 +696,10 @@ const result = {
   uninstallStuck: uninstallStuck.length,
   metacontroller: mcUsage,
   hooks: hookUsage,
-  apiServer: planeProc.usage(),
+  apiServer: apiUsage,
   apiRequests: requests,
+  hookCalls: calls,
+  hookCallsPerCluster: Number(callsPerCluster.toFixed(1)),
 };
 console.log(JSON.stringify(result, null, 2));
 if (jsonFile) Deno.writeTextFileSync(jsonFile, JSON.stringify(result, null, 2) + "\n");
