@@ -63,6 +63,15 @@ function withoutManagedFields(raw: unknown): unknown {
 const BUTLER = `/apis/${GROUP}/v1alpha1`;
 
 /**
+ * The longest pause between the admission cache's failed lists or watches. Reviews that read a collection not yet
+ * listed answer 503 (the webhook's failurePolicy then refuses), so the wait after the RBAC or CRDs appear (an
+ * install applying them after the pods start, a control plane coming back) must stay short: the watch's default
+ * of 30 s left TenantCluster creates refused for half a minute after an install in the real controller tier.
+ * Four collections per replica listing every 5 s at worst is little for an API server that is failing anyway.
+ */
+export const ADMISSION_CACHE_MAX_BACKOFF_MS = 5_000;
+
+/**
  * The collections admission reads from its cache: TenantClusters, Teams, ProviderConfigs, and the quota ledgers
  * (ConfigMaps named `butler-quota-ledger` only, which is all RBAC lets the webhook list). IPAllocations are read
  * from the API: only a NetworkPool change reads them.

@@ -444,6 +444,22 @@ const callsPerCluster = Object.values(calls).reduce((s, c) => s + c.answered, 0)
   Math.max(1, clusters.length);
 log(`hook calls until Ready: ${JSON.stringify(calls)}`);
 
+// --- steady state: what the converged system asks of the API server with nothing changing ---------------------
+
+const STEADY_SECONDS = 60;
+const steadyFrom = await apiRequests().catch(() => NaN);
+const steadyCpu = [metacontroller.usage().cpuSeconds, totalUsage(hooks).cpuSeconds];
+await sleep(STEADY_SECONDS * 1000);
+const steady = {
+  seconds: STEADY_SECONDS,
+  apiRequestsPerSecond: Number((((await apiRequests()) - steadyFrom) / STEADY_SECONDS).toFixed(1)),
+  metacontrollerCpuPercent: Math.round(
+    ((metacontroller.usage().cpuSeconds - steadyCpu[0]!) / STEADY_SECONDS) * 100,
+  ),
+  hooksCpuPercent: Math.round(((totalUsage(hooks).cpuSeconds - steadyCpu[1]!) / STEADY_SECONDS) * 100),
+};
+log(`steady state: ${JSON.stringify(steady)}`);
+
 // --- dry runs write nothing --------------------------------------------------------------------------------------
 
 const ledgersBefore = await list("/api/v1/configmaps?fieldSelector=metadata.name=butler-quota-ledger");
@@ -698,6 +714,7 @@ const result = {
   hooks: hookUsage,
   apiServer: apiUsage,
   apiRequests: requests,
+  steady,
   hookCalls: calls,
   hookCallsPerCluster: Number(callsPerCluster.toFixed(1)),
 };
