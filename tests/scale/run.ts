@@ -12,7 +12,8 @@
  * 1. pools, providers and Teams as a platform team sets them up (tests/scale/workload.ts), and a burst of
  *    TenantClusters, 8 at a time, some refused on purpose by quotas; pool 0 fills up mid-run and is grown;
  * 2. faults during the burst: the hook service SIGKILLed (and restarted) three times, Metacontroller restarted,
- *    the control plane restarted with its etcd data, a TenantCluster deleted and recreated within a second, one
+ *    the control plane restarted with its etcd data, a TenantCluster deleted and created again (retried every 50 ms
+ *    from the delete: Metacontroller's finalizer holds the name until its addresses are released), one
  *    IPAllocation's finalizer removed by hand and the allocation deleted (its grant must be dropped, reported in
  *    the pool's release history, and never granted twice);
  * 3. after convergence: a server-side dry-run create into every team and a `kubectl diff` of every TenantCluster
@@ -337,11 +338,8 @@ async function recreate(): Promise<void> {
   } while (r.status === 409 && performance.now() - t0 < 600_000);
   if (r.status !== 201) throw new Error(`recreate ${c.object.metadata.name}: ${r.status} ${r.body.message}`);
   faults.recreates++;
-  log(
-    `fault: ${c.object.metadata.name} deleted and recreated (${
-      ((performance.now() - t0) / 1000).toFixed(1)
-    } s)`,
-  );
+  recreateSeconds = Number(((performance.now() - t0) / 1000).toFixed(1));
+  log(`fault: ${c.object.metadata.name} deleted and recreated (${recreateSeconds} s)`);
 }
 
 /** One Allocated IPAllocation's finalizer removed by hand, then the allocation deleted: a forced deletion. */
