@@ -401,11 +401,16 @@ let clusters: Obj[] = [];
 let readySeconds = NaN;
 let lastReport = performance.now();
 let faultsDone = false;
+/** From the first create to the first cluster Ready: what a user waits for the first of a burst. */
+let firstReadySeconds: number | undefined;
 faulting.finally(() => faultsDone = true);
 const converging = until("every admitted TenantCluster Ready", timeoutSeconds, async () => {
   clusters = await list(`${API}/tenantclusters`);
   const waiting = notReady(clusters);
   ready = clusters.length - waiting.length;
+  if (ready > 0 && firstReadySeconds === undefined) {
+    firstReadySeconds = Number(((performance.now() - burstStart) / 1000).toFixed(1));
+  }
   if (performance.now() - lastReport > 15_000) {
     lastReport = performance.now();
     log(`${ready}/${clusters.length} Ready`);
@@ -692,6 +697,7 @@ const result = {
   refusedOnPurpose: outcome.refused.length,
   unexpectedAdmission: unexpected.length,
   contentionRefusals: outcome.contentionRefusals,
+  firstReadySeconds,
   readySeconds: Number(readySeconds.toFixed(1)),
   baselineSeconds: Number(baselineSeconds.toFixed(1)),
   ratio: Number((readySeconds / baselineSeconds).toFixed(2)),
