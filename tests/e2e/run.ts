@@ -10,8 +10,8 @@
 import { freePort, ROOT } from "../api/cluster.ts";
 import { startControlPlane } from "../api/run.ts";
 import { controlPlaneBinary, KUBERNETES_VERSION } from "../api/tools.ts";
+import { cpuSeconds } from "../load/proc.ts";
 import {
-  cpuSeconds,
   hookServiceAccount,
   shippedSizing,
   startHookService,

@@ -1,8 +1,8 @@
 /**
  * What the real controller tiers (`test:e2e`, `test:scale`) share: the hook service started as the Deployment
  * ships it (its command line, Deno permissions and sizing read from the manifest, paths and ports mapped onto
- * this machine), Metacontroller started from `METACONTROLLER_BIN`, the install of `manifests/` pointed at them,
- * and what `/proc` says of a process.
+ * this machine), Metacontroller started from `METACONTROLLER_BIN`, and the install of `manifests/` pointed at
+ * them.
  *
  * @module
  */
@@ -98,11 +98,11 @@ export async function startHookService(options: HookServiceOptions): Promise<Den
   });
 }
 
-/** Waits until `url` answers 2xx (100 tries, 100 ms apart). */
-export async function waitHttp(url: string, caFile: string): Promise<void> {
+/** Waits until `url` answers 2xx (tried every 100 ms for `seconds`). */
+export async function waitHttp(url: string, caFile: string, seconds = 10): Promise<void> {
   const client = Deno.createHttpClient({ caCerts: [Deno.readTextFileSync(caFile)] });
   try {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < seconds * 10; i++) {
       try {
         const res = await fetch(url, { client });
         await res.body?.cancel();
@@ -138,28 +138,6 @@ export function startMetacontroller(
     log,
     { KUBECONFIG: `${planeDir}/kubeconfig` },
   );
-}
-
-/** CPU seconds a process has used (user + system, from /proc), or undefined once it is gone. */
-export function cpuSeconds(pid: number): number | undefined {
-  try {
-    const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime: clock ticks (USER_HZ 100)
-  } catch {
-    return undefined;
-  }
-}
-
-/** A `/proc/<pid>/status` memory field (VmRSS, VmHWM) in MiB, or undefined once the process is gone. */
-export function statusMiB(pid: number, field: "VmRSS" | "VmHWM"): number | undefined {
-  try {
-    const line = Deno.readTextFileSync(`/proc/${pid}/status`).split("\n").find((l) =>
-      l.startsWith(`${field}:`)
-    );
-    return line ? Number(line.split(/\s+/)[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -4,11 +4,15 @@
  * @module
  */
 
-/** Polls `check` until it returns a value (not undefined) or the deadline passes; the last error explains. */
+/**
+ * Polls `check` every `intervalMs` until it returns a value (not undefined) or the deadline passes; the last error
+ * explains.
+ */
 export async function eventually<T>(
   what: string,
   check: () => Promise<T | undefined>,
   seconds = 60,
+  intervalMs = 500,
 ): Promise<T> {
   const deadline = Date.now() + seconds * 1000;
   let last: unknown;
@@ -19,7 +23,7 @@ export async function eventually<T>(
     } catch (err) {
       last = err;
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error(`timed out after ${seconds} s waiting for ${what}${last ? `: ${last}` : ""}`);
 }

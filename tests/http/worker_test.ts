@@ -66,7 +66,13 @@ Deno.test("every golden fixture answered the same by the worker pool, with the s
   }
 });
 
-Deno.test("a full pool: 429 with Retry-After before the body is read; readyz 503; healthz 200", async () => {
+/**
+ * A one-worker pool that holds every request it is given until released (`held`, in arrival order), and counts
+ * what was submitted.
+ */
+function heldOffload(
+  queueLimit: number,
+): { offload: Offload; held: (() => void)[]; submitted: () => number } {
   const held: (() => void)[] = [];
   let submitted = 0;
   const offload: Offload = {
@@ -78,9 +84,14 @@ Deno.test("a full pool: 429 with Retry-After before the body is read; readyz 503
       workers: 1,
       busy: Math.min(1, held.length),
       queued: Math.max(0, held.length - 1),
-      queueLimit: 1,
+      queueLimit,
     }),
   };
+  return { offload, held, submitted: () => submitted };
+}
+
+Deno.test("a full pool: 429 with Retry-After before the body is read; readyz 503; healthz 200", async () => {
+  const { offload, held, submitted } = heldOffload(1);
   const { app } = createApp({ ...init, routes: HOOK_ROUTES, offload, retryAfterSeconds: 3 });
   const post = () =>
     app.request("/hooks/team/sync", {
@@ -89,14 +100,14 @@ Deno.test("a full pool: 429 with Retry-After before the body is read; readyz 503
       body: "{}",
     });
   const running = [post(), post()]; // one running, one queued: the pool is full
-  while (submitted < 2) await new Promise((r) => setTimeout(r, 1));
+  while (submitted() < 2) await new Promise((r) => setTimeout(r, 1));
   assert.equal((await app.request("/readyz")).status, 503);
   assert.equal((await app.request("/healthz")).status, 200);
   const res = await post();
   assert.equal(res.status, 429);
   assert.equal(res.headers.get("retry-after"), "3");
   assert.match((await res.json()).error, /^busy: 1 hook requests running and 1 queued/);
-  assert.equal(submitted, 2, "refused at the door: never read, never queued");
+  assert.equal(submitted(), 2, "refused at the door: never read, never queued");
   for (const release of held) release();
   for (const r of await Promise.all(running)) assert.equal(r.status, 200);
   assert.equal((await app.request("/readyz")).status, 200);
@@ -105,16 +116,7 @@ Deno.test("a full pool: 429 with Retry-After before the body is read; readyz 503
 });
 
 Deno.test("the door counts bytes: small calls wait where a large one would pass the budget", async () => {
-  const held: (() => void)[] = [];
-  const offload: Offload = {
-    submit: () => new Promise((resolve) => held.push(() => resolve({ status: 200, body: "{}" }))),
-    stats: () => ({
-      workers: 1,
-      busy: Math.min(1, held.length),
-      queued: Math.max(0, held.length - 1),
-      queueLimit: 32,
-    }),
-  };
+  const { offload, held } = heldOffload(32);
   const { app } = createApp({ ...init, routes: HOOK_ROUTES, offload, queueBytes: 1000 });
   const post = (bytes: number) =>
     app.request("/hooks/team/sync", {

@@ -26,6 +26,7 @@ import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import { parse } from "yaml";
 import { kubectlValidateBinary } from "../api/tools.ts";
 import { inTestCluster, numberFlag, stringFlag } from "./cli.ts";
+import { cpuSeconds, statusMiB } from "./proc.ts";
 
 const args = Deno.args;
 const flag = (name: string, fallback: number) => numberFlag(args, name, fallback);
@@ -68,20 +69,6 @@ function percentile(values: number[], p: number): number {
 }
 const round = (v: number, digits = 1) => Number(v.toFixed(digits));
 
-/** CPU seconds (user + system) a process has used so far, from `/proc`. */
-function cpuSeconds(pid: number): number {
-  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
-
-/** A `/proc/<pid>/status` field in MiB (VmRSS, VmHWM). */
-function statusMiB(pid: number, field: string): number {
-  const line = Deno.readTextFileSync(`/proc/${pid}/status`).split("\n").find((l) =>
-    l.startsWith(`${field}:`)
-  );
-  return round(Number(line?.split(/\s+/)[1] ?? NaN) / 1024);
-}
-
 /** The test API server's process: the one whose command line names this cluster's directory. */
 function apiServerPid(): number | undefined {
   for (const e of Deno.readDirSync("/proc")) {
@@ -107,7 +94,9 @@ interface Run {
 /** `concurrency` clients sharing `total` calls of `send`; latencies, answers and CPU per call by process. */
 async function drive(total: number, send: (i: number) => Promise<string>): Promise<Run> {
   const pids = { service: child.pid, apiserver: apiServerPid(), load: Deno.pid };
-  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid ? cpuSeconds(pid) : 0]));
+  const before = Object.fromEntries(
+    Object.entries(pids).map(([k, pid]) => [k, pid ? cpuSeconds(pid) ?? NaN : 0]),
+  );
   const wall = performance.now();
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
@@ -124,7 +113,7 @@ async function drive(total: number, send: (i: number) => Promise<string>): Promi
   const cpuMs = Object.fromEntries(
     Object.entries(pids).map((
       [k, pid],
-    ) => [k, pid ? round(((cpuSeconds(pid) - before[k]!) / total) * 1000, 3) : NaN]),
+    ) => [k, pid ? round((((cpuSeconds(pid) ?? NaN) - before[k]!) / total) * 1000, 3) : NaN]),
   );
   return { latencies, statuses, seconds, cpuMs };
 }
@@ -442,8 +431,8 @@ if (memoryClusters > 0) {
   }
   memory = {
     cachedTenantClusters: cached,
-    rssMiB: statusMiB(child.pid, "VmRSS"),
-    peakRssMiB: statusMiB(child.pid, "VmHWM"),
+    rssMiB: round(statusMiB(child.pid, "VmRSS") ?? NaN),
+    peakRssMiB: round(statusMiB(child.pid, "VmHWM") ?? NaN),
     limit: memoryLimit,
   };
   console.log(`\nmemory: ${JSON.stringify(memory)}`);

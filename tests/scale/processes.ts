@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { cpuSeconds, statusMiB } from "../e2e/stack.ts";
+import { cpuSeconds, statusMiB } from "../load/proc.ts";
 
 /** A running process: its ID, and how to stop it with a signal (resolving once it has ended). */
 export interface Running {
