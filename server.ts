@@ -25,7 +25,7 @@ import {
   type KubeClient,
   loadKubeConfig,
 } from "./lib/kube/mod.ts";
-import { ADMISSION_CACHE, ADMISSION_CACHE_MAX_BACKOFF_MS } from "./lib/api/mod.ts";
+import { ADMISSION_CACHE, ADMISSION_CACHE_WATCH } from "./lib/api/mod.ts";
 import type { EventSignal } from "./lib/signals/mod.ts";
 import type { WorkerInit } from "./worker.ts";
 
@@ -77,7 +77,7 @@ try {
     ? createKubeCache({
       client,
       collections: ADMISSION_CACHE,
-      watch: { maxBackoffMs: ADMISSION_CACHE_MAX_BACKOFF_MS },
+      watch: ADMISSION_CACHE_WATCH,
       // Until a collection is listed, reviews that read it answer 503: the log says why.
       onHealth: (resource, health) =>
         health.state === "failing"

@@ -29,9 +29,10 @@ Deno.test("hooks are fixed points: their status (and labels) fed back give the s
       const parent = request.object ?? request.parent;
       parent.status = first.status;
       if (first.labels) parent.metadata.labels = { ...parent.metadata.labels, ...first.labels };
-      // TenantCluster decisions are time-based (30 s, 10 min), and so is a pool's release cooldown: their fixed
-      // point is at the same instant.
-      const timed = c.kind === "tenantcluster" || (parent.spec?.releaseCooldownSeconds ?? 0) > 0;
+      // TenantCluster decisions are time-based (30 s, 10 min), and so are a pool's release cooldown and a
+      // ProviderConfig's held capacity change (30 s): their fixed point is at the same instant.
+      const timed = c.kind === "tenantcluster" || (parent.spec?.releaseCooldownSeconds ?? 0) > 0 ||
+        (c.kind === "providerconfig" && first.resyncAfterSeconds !== undefined);
       const now = timed ? Deno.readTextFileSync(`${c.dir}/now`).trim() : "2026-11-21T10:00:00Z";
       const second = await post(c.route, request, now);
       assert.deepStrictEqual(second, first);

@@ -13,6 +13,7 @@ import type { HookContext } from "../../lib/hook/mod.ts";
 import { formatTime } from "../../lib/time/mod.ts";
 import { DEFAULT_NODES_PER_TENANT } from "../../lib/api/mod.ts";
 import { checkCredentials, type CredentialCheck } from "./credentials.ts";
+import { type CapacityFigures, type ReportedCapacity, reportedCapacity } from "./capacity.ts";
 import { formatFieldError, validateProviderConfig } from "./rules.ts";
 import { CLOUD_PROVIDERS, effectiveZone, LB_DEFAULTS, ProviderConfigSpec } from "../../lib/api/mod.ts";
 
@@ -27,11 +28,16 @@ function secretRefOf(pc: { metadata: { namespace?: string | undefined } }, spec:
 
 /**
  * The ProviderConfig customize hook: its credentials Secret, the NetworkPools in `poolRefs` (in the
- * ProviderConfig's namespace), and every TenantCluster (to know which reference it).
+ * ProviderConfig's namespace), and, once it is being deleted, every TenantCluster (to know which still reference
+ * it). Only the finalizer reads the clusters: relating them for the whole life of the ProviderConfig would send
+ * every cluster with every sync and re-sync every ProviderConfig on every cluster's status write. Setting
+ * `deletionTimestamp` bumps `metadata.generation`, so Metacontroller asks this hook again when deletion starts.
  */
 export function customizeProviderConfig(request: CustomizeRequest): CustomizeResponse {
   const pc = request.parent;
-  const rules: RelatedResourceRule[] = [{ apiVersion: API_VERSION, resource: "tenantclusters" }];
+  const rules: RelatedResourceRule[] = pc.metadata.deletionTimestamp
+    ? [{ apiVersion: API_VERSION, resource: "tenantclusters" }]
+    : [];
   const parsed = ProviderConfigSpec.safeParse(pc.spec);
   if (!parsed.success) return { relatedResources: rules };
   const ref = secretRefOf(pc, parsed.data);
@@ -119,6 +125,47 @@ function poolsOf(
   return { found, missing };
 }
 
+/** The `PoolAvailable` condition of an ipam-mode ProviderConfig, with the capacity figures it reports. */
+function poolAvailable(
+  spec: ProviderConfigSpec,
+  namespace: string | undefined,
+  found: readonly PoolView[],
+  missing: readonly string[],
+  figures: CapacityFigures,
+): ConditionInput {
+  if (!spec.network?.poolRefs?.length) {
+    return {
+      type: "PoolAvailable",
+      status: "False",
+      reason: "ValidationFailed",
+      message: "network.mode is 'ipam' but no poolRefs configured",
+    };
+  }
+  if (!found.length) {
+    return {
+      type: "PoolAvailable",
+      status: "False",
+      reason: "PoolNotFound",
+      message: `none of the configured pools exist in namespace ${namespace}: ${listNames(missing)}`,
+    };
+  }
+  if (figures.availableIPs <= 0) {
+    return {
+      type: "PoolAvailable",
+      status: "False",
+      reason: "PoolExhausted",
+      message: "all configured pools are exhausted",
+    };
+  }
+  const suffix = missing.length ? `; missing pools: ${listNames(missing)}` : "";
+  return {
+    type: "PoolAvailable",
+    status: "True",
+    reason: "PoolAvailable",
+    message: `${figures.availableIPs} IPs available (~${figures.estimatedTenants} tenants)${suffix}`,
+  };
+}
+
 type Ref = { name?: unknown; namespace?: unknown } | undefined;
 
 /**
@@ -176,7 +223,7 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
     : parsed.error.issues.map((i) => `${formatPath(["spec", ...i.path])}: ${i.message}`);
 
   let credentials: CredentialCheck = { ok: false, reason: "SecretNotFound", message: "spec cannot be read" };
-  let capacity: { availableIPs: number; estimatedTenants: number } | undefined;
+  let capacity: ReportedCapacity | undefined;
   let poolCondition: ConditionInput | undefined;
 
   if (parsed.success) {
@@ -192,41 +239,19 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
       const { found, missing } = poolsOf(request, spec);
       const available = found.reduce((n, p) => n + p.availableIPs, 0);
       const footprint = tenantFootprint(spec, found[0]?.nodesPerTenant);
-      capacity = {
+      const fresh = {
         availableIPs: available,
         estimatedTenants: Math.floor(available / (footprint.nodeIPs + footprint.lbIPs)),
       };
-      poolCondition = !spec.network.poolRefs?.length
-        ? {
-          type: "PoolAvailable",
-          status: "False",
-          reason: "ValidationFailed",
-          message: "network.mode is 'ipam' but no poolRefs configured",
-        }
-        : !found.length
-        ? {
-          type: "PoolAvailable",
-          status: "False",
-          reason: "PoolNotFound",
-          message: `none of the configured pools exist in namespace ${pc.metadata.namespace}: ${
-            listNames(missing)
-          }`,
-        }
-        : available > 0
-        ? {
-          type: "PoolAvailable",
-          status: "True",
-          reason: "PoolAvailable",
-          message: `${available} IPs available (~${capacity.estimatedTenants} tenants)${
-            missing.length ? `; missing pools: ${listNames(missing)}` : ""
-          }`,
-        }
-        : {
-          type: "PoolAvailable",
-          status: "False",
-          reason: "PoolExhausted",
-          message: "all configured pools are exhausted",
-        };
+      const condition = (figures: CapacityFigures) =>
+        poolAvailable(spec, pc.metadata.namespace, found, missing, figures);
+      const freshCondition = condition(fresh);
+      const before = previous.find((c) => c.type === "PoolAvailable");
+      // Only a change of the figures waits; a new spec or a pool condition that flips is news now. (Every False
+      // reason comes with no address available, so it never changes the figures on its own.)
+      const mayHold = prev.observedGeneration === generation && before?.status === freshCondition.status;
+      capacity = reportedCapacity(fresh, prev.capacity, context.now, mayHold);
+      poolCondition = condition(capacity.capacity);
     }
   }
 
@@ -314,11 +339,12 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
       ready,
       validated,
       ...(lastValidationTime ? { lastValidationTime } : {}),
-      ...(capacity ? { capacity } : {}),
+      ...(capacity ? { capacity: capacity.capacity } : {}),
       ...(zone ? { effective: { zone } } : {}),
       conditions: conds,
     },
     attachments: [],
     ...(request.finalizing ? { finalized: blocking.length === 0 } : {}),
+    ...(capacity?.resyncAfterSeconds ? { resyncAfterSeconds: capacity.resyncAfterSeconds } : {}),
   };
 }

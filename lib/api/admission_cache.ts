@@ -71,6 +71,9 @@ const BUTLER = `/apis/${GROUP}/v1alpha1`;
  */
 export const ADMISSION_CACHE_MAX_BACKOFF_MS = 5_000;
 
+/** How the admission cache's watches retry: every collection waits at most {@link ADMISSION_CACHE_MAX_BACKOFF_MS}. */
+export const ADMISSION_CACHE_WATCH = Object.freeze({ maxBackoffMs: ADMISSION_CACHE_MAX_BACKOFF_MS });
+
 /**
  * The collections admission reads from its cache: TenantClusters, Teams, ProviderConfigs, and the quota ledgers
  * (ConfigMaps named `butler-quota-ledger` only, which is all RBAC lets the webhook list). IPAllocations are read

@@ -44,6 +44,8 @@ export interface WatchOptions<T> {
   readonly random?: () => number;
   /** Milliseconds since the epoch; `Date.now` by default. */
   readonly clock?: () => number;
+  /** Waits `ms` between attempts, or until `signal` aborts (the watch stopped); a timer by default. */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /**
    * Called after the kept objects changed: with the object's key after an event that changed it, without one
    * after a list (everything may have changed).
@@ -290,7 +292,7 @@ export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
   }
 
   const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
+    options.sleep ? options.sleep(ms, stopper.signal) : new Promise<void>((resolve) => {
       const wake = () => {
         clearTimeout(t);
         resolve();

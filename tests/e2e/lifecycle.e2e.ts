@@ -1,10 +1,10 @@
 /**
  * Whole lifecycles with real Metacontroller calling the real hook service (admission webhooks included) on a real
  * API server: a Team gets its namespace and RBAC; a static-IPAM TenantCluster gets IPAllocations from the pool's
- * ledger and its MetalLB ConfigMap; deleting it releases every address and removes every finalizer; the seed's
- * pinned range is adopted by its cluster, which relies on its Team's default provider; deleting a Team with
- * clusters and grants in it releases everything; a NetworkPool stored by version 0.1 (`status.grants`) is
- * migrated without a grant moving.
+ * ledger and its MetalLB ConfigMap; with admission unreachable, its provider's deletion waits for it; deleting it
+ * releases every address and removes every finalizer; the seed's pinned range is adopted by its cluster, which
+ * relies on its Team's default provider; deleting a Team with clusters and grants in it releases everything; a
+ * NetworkPool stored by version 0.1 (`status.grants`) is migrated without a grant moving.
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
@@ -198,6 +198,42 @@ Deno.test("TenantCluster with static IPAM: allocations, ledger, MetalLB, and rel
     const tc = await getObject("tenantcluster", "prod-cluster", "team-platform") as Obj;
     assert.ok(text.includes(tc.status.loadBalancer.addresses[0]), text);
   });
+  await t.step(
+    "with the webhook unreachable, deleting the provider is held by its finalizer while the cluster uses it",
+    async () => {
+      // The ProviderConfig relates TenantClusters only once it is being deleted: this proves Metacontroller asks
+      // the customize hook again when deletion starts, so the finalizer sees the cluster.
+      const path = "/webhooks/0/clientConfig/url";
+      const config = JSON.parse(
+        await kubectlOk(["get", "validatingwebhookconfiguration", "butler-admission", "-o", "json"]),
+      ) as Obj;
+      assert.equal(config.webhooks[0].name, "providerconfigs.admission.butler.butlerlabs.dev");
+      const url = config.webhooks[0].clientConfig.url as string;
+      const patch = (value: string) =>
+        kubectlOk([
+          "patch",
+          "validatingwebhookconfiguration",
+          "butler-admission",
+          "--type=json",
+          `-p=${JSON.stringify([{ op: "replace", path, value }])}`,
+        ]);
+      await patch("https://127.0.0.1:1/webhooks/validate/providerconfig");
+      try {
+        await kubectlOk(["delete", "providerconfig", "harvester-lab", "-n", "butler-system", "--wait=false"]);
+      } finally {
+        await patch(url);
+      }
+      const pc = await eventually("ProviderConfig DeletionBlocked", async () => {
+        const o = await getObject("providerconfig", "harvester-lab", "butler-system") as Obj | undefined;
+        const ready = (o?.status?.conditions ?? []).find((c: Obj) => c.type === "Ready");
+        return ready?.reason === "DeletionBlocked" ? ready : undefined;
+      }, 60);
+      assert.equal(
+        pc.message,
+        'cannot delete ProviderConfig "harvester-lab": TenantCluster team-platform/prod-cluster still references it',
+      );
+    },
+  );
   await t.step("deleting the TenantCluster releases every address and removes every finalizer", async () => {
     await kubectlOk(["delete", "tenantcluster", "prod-cluster", "-n", "team-platform", "--wait=false"]);
     await eventually(
@@ -222,7 +258,7 @@ Deno.test("TenantCluster with static IPAM: allocations, ledger, MetalLB, and rel
         "butler-system",
       ]]
     ) {
-      await kubectlOk(["delete", ...args, "--wait=false"]);
+      await kubectlOk(["delete", ...args, "--wait=false", "--ignore-not-found"]);
     }
     for (
       const [kind, name, ns] of [["team", "platform"], ["providerconfig", "harvester-lab", "butler-system"], [

@@ -1,6 +1,6 @@
 /**
  * `deno task test:scale [--clusters=300] [--teams=15] [--pools=2] [--json=FILE] [--timeout=1200]
- * [--metacontroller-args="--client-go-qps=50 --client-go-burst=100"] [--no-faults]`
+ * [--metacontroller-args="--client-go-qps=50 --client-go-burst=100"] [--no-faults] [--allocations=N]`
  *
  * Many tenants under faults, with the real engine (issue "A thousand tenant clusters under faults"). Like
  * `test:e2e` it needs `METACONTROLLER_BIN` and builds nothing of Metacontroller. On the test control plane it runs
@@ -25,6 +25,8 @@
  *    8-way concurrency against the same API server, with nothing else running.
  *
  * Prints a summary and writes every count to `--json`. Exits non-zero when an invariant does not hold.
+ * `--allocations=N` measures the allocation path alone instead (`allocationBurst`): N IPAllocations into one
+ * pool, against the direct-write baseline of the same objects.
  *
  * @module
  */
@@ -189,12 +191,152 @@ async function apiRequests(): Promise<number> {
     .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
 }
 
-/** Runs `work` over `items`, `CONCURRENCY` at a time. */
-async function pool<T>(items: readonly T[], work: (item: T, i: number) => Promise<void>): Promise<void> {
+/** Runs `work` over `items`, `width` (8) at a time. */
+async function pool<T>(
+  items: readonly T[],
+  work: (item: T, i: number) => Promise<void>,
+  width = CONCURRENCY,
+): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+  await Promise.all(Array.from({ length: width }, async () => {
     for (let i = next++; i < items.length; i = next++) await work(items[i]!, i);
   }));
+}
+
+// --- the allocation path alone (--allocations=N) ---------------------------------------------------------------
+
+const burstAllocations = numberFlag(Deno.args, "allocations", 0);
+if (burstAllocations > 0) await allocationBurst(burstAllocations);
+
+/**
+ * The issue's second goal: N IPAllocations of 1 to 16 addresses (a fixed sequence) created 16 at a time into one
+ * /16 pool, as a Cluster API or hand-made burst would; every one Allocated, no two grants overlapping; then the
+ * baseline, the same allocations and pool with their statuses written directly, 8 at a time. Writes its own JSON
+ * and exits.
+ */
+async function allocationBurst(n: number): Promise<never> {
+  const ns = "scale-allocations";
+  const poolName = "burst-pool";
+  const must = async (what: string, answer: Promise<Answer>) => {
+    const r = await answer;
+    if (r.status >= 300) throw new Error(`${what}: ${r.status} ${r.body.message}`);
+  };
+  await must("namespace", create("/api/v1/namespaces", { metadata: { name: ns } }));
+  await must(
+    "pool",
+    create(`${API}/namespaces/butler-system/networkpools`, {
+      apiVersion: "butler.butlerlabs.dev/v1alpha1",
+      kind: "NetworkPool",
+      metadata: { name: poolName, namespace: "butler-system" },
+      spec: { cidr: "10.128.0.0/16" },
+    }),
+  );
+  const allocation = (i: number) => ({
+    apiVersion: "butler.butlerlabs.dev/v1alpha1",
+    kind: "IPAllocation",
+    metadata: {
+      name: `burst-${i}`,
+      namespace: ns,
+      labels: { "butler.butlerlabs.dev/network-pool": poolName },
+    },
+    spec: {
+      poolRef: { name: poolName, namespace: "butler-system" },
+      type: "loadbalancer",
+      count: 1 + (i * 7) % 16,
+    },
+  });
+  const burstStarted = performance.now();
+  const creating = pool(
+    Array.from({ length: n }, (_, i) => i),
+    (i) => must(`allocation ${i}`, create(`${API}/namespaces/${ns}/ipallocations`, allocation(i))),
+    16,
+  );
+  let firstSeconds = NaN;
+  await eventually(
+    "every IPAllocation Allocated",
+    async () => {
+      const allocated = (await list(`${API}/namespaces/${ns}/ipallocations`))
+        .filter((a) => a.status?.phase === "Allocated").length;
+      if (allocated && Number.isNaN(firstSeconds)) firstSeconds = (performance.now() - burstStarted) / 1000;
+      return allocated === n || undefined;
+    },
+    timeoutSeconds,
+    250,
+  );
+  await creating;
+  const allSeconds = (performance.now() - burstStarted) / 1000;
+  log(
+    `${n} IPAllocations: first Allocated after ${firstSeconds.toFixed(1)} s, all after ${
+      allSeconds.toFixed(1)
+    } s`,
+  );
+  const pools = await list(`${API}/networkpools`);
+  const allocations = await list(`${API}/namespaces/${ns}/ipallocations`);
+  const { grants } = poolGrants(pools);
+  const found = { overlaps: overlaps(grants), ledgerMismatches: ledgerMismatches(grants, allocations) };
+  const usage = { metacontroller: metacontroller.usage(), hooks: totalUsage(hooks) };
+  const calls = hookCalls(
+    hookPorts.map((_, i) => Deno.readTextFileSync(`${plane.dir}/hooks-${i}.log`)).join("\n"),
+  );
+  const snapshot = [
+    ...pools.map((o) => ({ ...o, kind: "NetworkPool" })),
+    ...allocations.map((o) => ({ ...o, kind: "IPAllocation" })),
+  ]
+    .map((o) => ({ ...o, apiVersion: "butler.butlerlabs.dev/v1alpha1" }));
+
+  // The baseline writes the same objects with nothing reacting: controllers and webhooks off, the objects gone.
+  await metacontroller.close();
+  for (const h of hooks) await h.close();
+  await kubectlOk(["delete", "validatingwebhookconfiguration", "--all"]);
+  for (const a of allocations) {
+    await call("PATCH", `${API}/namespaces/${ns}/ipallocations/${a.metadata.name}`, {
+      metadata: { finalizers: null },
+    }, "application/merge-patch+json");
+  }
+  await call("DELETE", `${API}/namespaces/${ns}/ipallocations`);
+  await call("PATCH", `${API}/namespaces/butler-system/networkpools/${poolName}`, {
+    metadata: { finalizers: null },
+  }, "application/merge-patch+json");
+  await call("DELETE", `${API}/namespaces/butler-system/networkpools/${poolName}`);
+  await until(
+    "the burst's objects gone",
+    120,
+    async () =>
+      (await list(`${API}/ipallocations`)).length + (await list(`${API}/networkpools`)).length === 0,
+  );
+  const baselineStarted = performance.now();
+  await pool(snapshot, (o) => baselineWrite(o));
+  const baselineSeconds = (performance.now() - baselineStarted) / 1000;
+  log(`baseline: ${snapshot.length} objects and their statuses written in ${baselineSeconds.toFixed(1)} s`);
+
+  const result = {
+    allocations: n,
+    metacontrollerArgs: mcArgs,
+    firstAllocatedSeconds: Number(firstSeconds.toFixed(1)),
+    allocatedSeconds: Number(allSeconds.toFixed(1)),
+    baselineSeconds: Number(baselineSeconds.toFixed(1)),
+    ratio: Number((allSeconds / baselineSeconds).toFixed(2)),
+    overlaps: found.overlaps.length,
+    ledgerMismatches: found.ledgerMismatches.length,
+    ...usage,
+    apiServer: planeProc.usage(),
+    hookCalls: calls,
+  };
+  console.log(JSON.stringify(result, null, 2));
+  if (jsonFile) Deno.writeTextFileSync(jsonFile, JSON.stringify(result, null, 2) + "\n");
+  hookLb.close();
+  webhookLb.close();
+  await planeProc.close();
+  http.close();
+  const failed = found.overlaps.length + found.ledgerMismatches.length > 0;
+  if (failed) {
+    console.log(
+      `state and logs kept in ${plane.dir}\n${
+        [...found.overlaps, ...found.ledgerMismatches].slice(0, 10).join("\n")
+      }`,
+    );
+  } else await Deno.remove(plane.dir, { recursive: true });
+  Deno.exit(failed ? 1 : 0);
 }
 
 // --- setup and burst ---------------------------------------------------------------------------------------------
