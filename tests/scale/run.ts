@@ -191,6 +191,36 @@ async function apiRequests(): Promise<number> {
     .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
 }
 
+/** `apiserver_request_total` by verb and resource (`PUT ipallocations/status`): what the API server was asked. */
+async function apiRequestsByResource(): Promise<Map<string, number>> {
+  const res = await fetch(`${plane.server}/metrics`, {
+    client: http,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const counts = new Map<string, number>();
+  for (const line of (await res.text()).split("\n")) {
+    if (!line.startsWith("apiserver_request_total{")) continue;
+    const label = (name: string) => line.match(new RegExp(`[{,]${name}="([^"]*)"`))?.[1] ?? "";
+    const key = `${label("verb")} ${label("resource")}${
+      label("subresource") ? `/${label("subresource")}` : ""
+    }`;
+    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
+  }
+  return counts;
+}
+
+/** The requests counted between two {@link apiRequestsByResource} readings, at least `min` each, largest first. */
+function requestsSince(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  min: number,
+): Record<string, number> {
+  return Object.fromEntries(
+    [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const)
+      .filter(([, v]) => v >= min).sort((a, b) => b[1] - a[1]),
+  );
+}
+
 /** Runs `work` over `items`, `width` (8) at a time. */
 async function pool<T>(
   items: readonly T[],
@@ -237,7 +267,11 @@ async function allocationBurst(n: number): Promise<never> {
     metadata: {
       name: `burst-${i}`,
       namespace: ns,
-      labels: { "butler.butlerlabs.dev/network-pool": poolName },
+      // The labels the TenantCluster controller gives its allocations (else the IPAllocation hook adds them).
+      labels: {
+        "butler.butlerlabs.dev/network-pool": poolName,
+        "butler.butlerlabs.dev/allocation-type": "loadbalancer",
+      },
     },
     spec: {
       poolRef: { name: poolName, namespace: "butler-system" },
@@ -245,12 +279,15 @@ async function allocationBurst(n: number): Promise<never> {
       count: 1 + (i * 7) % 16,
     },
   });
+  const requestsBefore = await apiRequestsByResource();
+  const apiCpuAtBurst = planeProc.usage().cpuSeconds;
   const burstStarted = performance.now();
+  let createdSeconds = NaN;
   const creating = pool(
     Array.from({ length: n }, (_, i) => i),
     (i) => must(`allocation ${i}`, create(`${API}/namespaces/${ns}/ipallocations`, allocation(i))),
     16,
-  );
+  ).then(() => void (createdSeconds = (performance.now() - burstStarted) / 1000));
   let firstSeconds = NaN;
   await eventually(
     "every IPAllocation Allocated",
@@ -270,11 +307,15 @@ async function allocationBurst(n: number): Promise<never> {
       allSeconds.toFixed(1)
     } s`,
   );
+  // The requests of the burst by verb and resource: what each allocation cost the API server.
+  const apiRequests = requestsSince(requestsBefore, await apiRequestsByResource(), n / 10);
   const pools = await list(`${API}/networkpools`);
   const allocations = await list(`${API}/namespaces/${ns}/ipallocations`);
   const { grants } = poolGrants(pools);
   const found = { overlaps: overlaps(grants), ledgerMismatches: ledgerMismatches(grants, allocations) };
   const usage = { metacontroller: metacontroller.usage(), hooks: totalUsage(hooks) };
+  const apiServerUsage = planeProc.usage();
+  const burstApiServerCpuSeconds = Number((apiServerUsage.cpuSeconds - apiCpuAtBurst).toFixed(1));
   const calls = hookCalls(
     hookPorts.map((_, i) => Deno.readTextFileSync(`${plane.dir}/hooks-${i}.log`)).join("\n"),
   );
@@ -304,14 +345,17 @@ async function allocationBurst(n: number): Promise<never> {
     async () =>
       (await list(`${API}/ipallocations`)).length + (await list(`${API}/networkpools`)).length === 0,
   );
+  const apiCpuBefore = planeProc.usage().cpuSeconds;
   const baselineStarted = performance.now();
   await pool(snapshot, (o) => baselineWrite(o));
   const baselineSeconds = (performance.now() - baselineStarted) / 1000;
+  const baselineApiServerCpuSeconds = Number((planeProc.usage().cpuSeconds - apiCpuBefore).toFixed(1));
   log(`baseline: ${snapshot.length} objects and their statuses written in ${baselineSeconds.toFixed(1)} s`);
 
   const result = {
     allocations: n,
     metacontrollerArgs: mcArgs,
+    createdSeconds: Number(createdSeconds.toFixed(1)),
     firstAllocatedSeconds: Number(firstSeconds.toFixed(1)),
     allocatedSeconds: Number(allSeconds.toFixed(1)),
     baselineSeconds: Number(baselineSeconds.toFixed(1)),
@@ -319,7 +363,10 @@ async function allocationBurst(n: number): Promise<never> {
     overlaps: found.overlaps.length,
     ledgerMismatches: found.ledgerMismatches.length,
     ...usage,
-    apiServer: planeProc.usage(),
+    apiServer: apiServerUsage,
+    burstApiServerCpuSeconds,
+    baselineApiServerCpuSeconds,
+    apiRequests,
     hookCalls: calls,
   };
   console.log(JSON.stringify(result, null, 2));
@@ -571,11 +618,14 @@ log(`hook calls until Ready: ${JSON.stringify(calls)}`);
 
 const STEADY_SECONDS = 60;
 const steadyFrom = await apiRequests().catch(() => NaN);
+const steadyByResource = await apiRequestsByResource();
 const steadyCpu = [metacontroller.usage().cpuSeconds, totalUsage(hooks).cpuSeconds];
 await sleep(STEADY_SECONDS * 1000);
 const steady = {
   seconds: STEADY_SECONDS,
   apiRequestsPerSecond: Number((((await apiRequests()) - steadyFrom) / STEADY_SECONDS).toFixed(1)),
+  // What those requests were (more than one a minute), by verb and resource: a status written at every resync shows.
+  apiRequests: requestsSince(steadyByResource, await apiRequestsByResource(), 2),
   metacontrollerCpuPercent: Math.round(
     ((metacontroller.usage().cpuSeconds - steadyCpu[0]!) / STEADY_SECONDS) * 100,
   ),
