@@ -10,8 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { b64, startTestTenant } from "../api/tenant.ts";
-import { cluster, denoDir, getObject, kubectlOk, mapShipped, ROOT, spawnLogged } from "../api/cluster.ts";
-import { parse } from "yaml";
+import { cluster, getObject, kubectlOk, ROOT } from "../api/cluster.ts";
+import { startReporter } from "./stack.ts";
 import { eventually } from "./wait.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -87,33 +87,14 @@ Deno.test("elastic IPAM end to end: tenant Services -> reporter -> growth -> Met
         },
       }),
     });
-    // The shipped command line (Deno's permissions narrowed); the ServiceAccount folder is the control plane's.
-    const shipped =
-      (parse(Deno.readTextFileSync(`${ROOT}/manifests/components/reporter/deployment.yaml`)) as {
-        spec: { template: { spec: { containers: { args: string[] }[] } } };
-      }).spec.template.spec.containers[0]!.args;
-    const cache = await denoDir();
-    reporter = spawnLogged(
-      [
-        Deno.execPath(),
-        ...shipped.map((a) =>
-          mapShipped(a, [
-            ["/var/run/secrets/kubernetes.io/serviceaccount", mgmt.dir],
-            ["/deno-dir", cache],
-            ["/app", ROOT],
-          ])
-        ),
-      ],
-      `${mgmt.dir}/reporter.log`,
-      {
-        KUBECONFIG: mgmt.kubeconfig,
-        HOSTNAME: "e2e-reporter",
-        HOST: "127.0.0.1",
-        PORT: "0",
-        REPORTER_HEARTBEAT_SECONDS: "10",
-        METALLB_RESYNC_SECONDS: "5",
-      },
-    );
+    reporter = await startReporter({
+      plane: mgmt,
+      name: "e2e-reporter",
+      port: 0,
+      kubeconfig: mgmt.kubeconfig,
+      log: `${mgmt.dir}/reporter.log`,
+      env: { REPORTER_HEARTBEAT_SECONDS: "10", METALLB_RESYNC_SECONDS: "5" },
+    });
 
     let initial: string[] = [];
     await t.step(

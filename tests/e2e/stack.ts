@@ -1,8 +1,8 @@
 /**
- * What the real controller tiers (`test:e2e`, `test:scale`) share: the hook service started as the Deployment
- * ships it (its command line, Deno permissions and sizing read from the manifest, paths and ports mapped onto
- * this machine), Metacontroller started from `METACONTROLLER_BIN`, and the install of `manifests/` pointed at
- * them.
+ * What the real controller tiers (`test:e2e`, `test:scale`) share: the hook service and the reporter started as
+ * their Deployments ship them (command line, Deno permissions and sizing read from the manifests, paths and ports
+ * mapped onto this machine), Metacontroller started from `METACONTROLLER_BIN`, and the install of `manifests/`
+ * pointed at them.
  *
  * @module
  */
@@ -95,6 +95,65 @@ export async function startHookService(options: HookServiceOptions): Promise<Den
     WEBHOOK_TLS_KEY_FILE: `${plane.dir}/hook.key`,
     KUBECONFIG: options.kubeconfig,
     ...testEnv,
+  });
+}
+
+/**
+ * The reporter's ServiceAccount and its RBAC as the reporter component ships them, with a kubeconfig of its token
+ * in the plane's directory (which the reporter's `--allow-read` is mapped to). Returns the kubeconfig's path.
+ */
+export async function reporterServiceAccount(
+  plane: { readonly dir: string; readonly server: string },
+): Promise<string> {
+  const dir = `${ROOT}/manifests/components/reporter`;
+  await kubectlOk(["apply", "--server-side", "-f", `${dir}/serviceaccount.yaml`, "-f", `${dir}/rbac.yaml`]);
+  const token =
+    (await kubectlOk(["create", "token", "butler-reporter", "-n", "butler-system", "--duration=24h"])).trim();
+  const kubeconfig = `${plane.dir}/reporter.kubeconfig`;
+  Deno.writeTextFileSync(kubeconfig, tokenKubeconfig(plane.server, token, { caFile: `${plane.dir}/ca.crt` }));
+  return kubeconfig;
+}
+
+/** Where one reporter replica runs: its name (the Pod's, for the tenant leases), metrics port, identity and log. */
+export interface ReporterOptions {
+  readonly plane: { readonly dir: string };
+  readonly name: string;
+  readonly port: number;
+  readonly kubeconfig: string;
+  readonly log: string;
+  /** Test-only settings over the shipped ones (shorter periods), among the variables the shipped `--allow-env` names. */
+  readonly env?: Record<string, string>;
+}
+
+/**
+ * Starts one reporter replica (`main.ts reporter`) with the command line and environment of the reporter
+ * component's Deployment: Deno's permissions, heap caps, lease, heartbeat and resync periods as they ship.
+ */
+export async function startReporter(options: ReporterOptions): Promise<Deno.ChildProcess> {
+  const deployment = parseAllDocuments(
+    Deno.readTextFileSync(`${ROOT}/manifests/components/reporter/deployment.yaml`),
+  ).map((d) => d.toJS() as Obj).find((o) => o?.kind === "Deployment")!;
+  const container = deployment.spec.template.spec.containers[0];
+  const cache = await denoDir();
+  const args = (container.args as string[]).map((a) =>
+    mapShipped(a, [
+      ["/var/run/secrets/kubernetes.io/serviceaccount", options.plane.dir],
+      ["/deno-dir", cache],
+      ["/app", ROOT],
+    ])
+  );
+  const shipped = Object.fromEntries(
+    (container.env as { name: string; value?: string }[]).filter((e) => e.value !== undefined)
+      .map((e) => [e.name, e.value!]),
+  );
+  return spawnLogged([Deno.execPath(), ...args], options.log, {
+    ...shipped,
+    POD_NAMESPACE: "butler-system",
+    HOSTNAME: options.name,
+    HOST: "127.0.0.1",
+    PORT: String(options.port),
+    KUBECONFIG: options.kubeconfig,
+    ...options.env,
   });
 }
 

@@ -1,8 +1,9 @@
 /**
  * Many fake tenant API servers in one process, for the reporter load test: `/t/<i>/api/v1/services` lists
  * `--services` LoadBalancer Services (half with an address) and watches them (a bookmark every 20 s, the watch
- * ended at its `timeoutSeconds`). Plain HTTP on loopback, or HTTPS with `--cert=FILE --key=FILE` (as real tenant
- * API servers, which then negotiate HTTP/2); prints the port.
+ * ended at its `timeoutSeconds`), and takes the reporter's server-side applies of MetalLB objects (answered with
+ * what was applied, as an API server with MetalLB's CRDs would). Plain HTTP on loopback, or HTTPS with
+ * `--cert=FILE --key=FILE` (as real tenant API servers, which then negotiate HTTP/2); prints the port.
  *
  * @module
  */
@@ -40,8 +41,16 @@ function services(tenant: number) {
 
 const server = Deno.serve(
   { hostname: "127.0.0.1", port: 0, onListen: ({ port }) => console.log(port), ...tls },
-  (req) => {
+  async (req) => {
     const url = new URL(req.url);
+    if (req.method === "PATCH" && /^\/t\/\d+\/apis\/metallb\.io\//.test(url.pathname)) {
+      const text = await req.text();
+      try {
+        return Response.json(JSON.parse(text));
+      } catch {
+        return Response.json({}, { status: 400 });
+      }
+    }
     const m = url.pathname.match(/^\/t\/(\d+)\/api\/v1\/services$/);
     if (!m) return new Response("{}", { status: 404 });
     if (url.searchParams.get("watch") !== "1") {

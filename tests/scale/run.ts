@@ -6,8 +6,10 @@
  * `test:e2e` it needs `METACONTROLLER_BIN` and builds nothing of Metacontroller. On the test control plane it runs
  * the hook service as the Deployment ships it (two processes behind one balancing address, its command line,
  * permissions, worker and memory settings, TLS with client certificates), the admission webhooks at the webhook
- * listener, and Metacontroller with `--metacontroller-args` (the README's recommendation by default; `=` alone
- * for Metacontroller's own defaults). Then:
+ * listener, the reporter as its component ships it (two replicas sharing the tenants; each tenant an HTTPS fake
+ * API server, as `load:reporter` fakes them, reached through the kubeconfig Secret Cluster API would write), and
+ * Metacontroller with `--metacontroller-args` (the README's first recommendation by default; `=` alone for
+ * Metacontroller's own defaults). Then:
  *
  * 1. pools, providers and Teams as a platform team sets them up (tests/scale/workload.ts), and a burst of
  *    TenantClusters, 8 at a time, some refused on purpose by quotas; pool 0 fills up mid-run and is grown;
@@ -17,8 +19,8 @@
  *    IPAllocation's finalizer removed by hand and the allocation deleted (its grant must be dropped, reported in
  *    the pool's release history, and never granted twice);
  * 3. after convergence: a server-side dry-run create into every team and a `kubectl diff` of every TenantCluster
- *    (nothing written), then from the API: every admitted cluster Ready, no two grants overlapping, every ledger
- *    equal to the live IPAllocations, no quota exceeded, Warning events counted;
+ *    (nothing written), then from the API: every admitted cluster Ready and its inventory reported, no two grants
+ *    overlapping, every ledger equal to the live IPAllocations, no quota exceeded, Warning events counted;
  * 4. everything deleted: no grant, finalizer or IPAllocation left, pools and providers deletable; then a small
  *    set again, and the README's uninstall procedure run as written: nothing stuck;
  * 5. the baseline: the objects the converged system held, created with their statuses by a plain client at
@@ -38,9 +40,11 @@ import { numberFlag, stringFlag } from "../load/cli.ts";
 import {
   hookServiceAccount,
   installButler,
+  reporterServiceAccount,
   shippedSizing,
   startHookService,
   startMetacontroller,
+  startReporter,
   waitHttp,
 } from "../e2e/stack.ts";
 import { eventually } from "../e2e/wait.ts";
@@ -122,6 +126,56 @@ const metacontroller = new Tracked(
   () => running(startMetacontroller(metacontrollerBin, plane.dir, `${plane.dir}/metacontroller.log`, mcArgs)),
 );
 await metacontroller.start();
+
+// The reporter as its component ships it (2 replicas sharing the tenants), each tenant faked as load:reporter
+// fakes them: an HTTPS API server with no LoadBalancer Service (so no elastic growth changes the workload) that
+// takes the MetalLB pool the reporter applies.
+const reporterKubeconfig = await reporterServiceAccount(plane);
+const fakeTenants = new Deno.Command(Deno.execPath(), {
+  args: [
+    "run",
+    "--allow-net",
+    `--allow-read=${plane.dir}`,
+    `${ROOT}/tests/load/fake_tenants.ts`,
+    "--services=0",
+    `--cert=${plane.dir}/hook.crt`,
+    `--key=${plane.dir}/hook.key`,
+  ],
+  stdout: "piped",
+  stderr: "inherit",
+}).spawn();
+const fakePort = Number(
+  (await fakeTenants.stdout.pipeThrough(new TextDecoderStream()).getReader().read()).value!.trim(),
+);
+const reporters = [0, 1].map((i) => {
+  const port = freePort();
+  return new Tracked(`reporter ${i}`, async () =>
+    running(
+      await startReporter({
+        plane,
+        name: `scale-reporter-${i}`,
+        port,
+        kubeconfig: reporterKubeconfig,
+        log: `${plane.dir}/reporter-${i}.log`,
+      }),
+    ));
+});
+for (const r of reporters) await r.start();
+const caData = btoa(Deno.readTextFileSync(`${plane.dir}/ca.crt`));
+/** The kubeconfig Secret Cluster API would write for a tenant cluster, pointing at its fake API server. */
+const tenantKubeconfig = (name: string, namespace: string) => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name: `${name}-kubeconfig`, namespace },
+  data: {
+    value: btoa(
+      `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "https://127.0.0.1:${fakePort}/t/${
+        name.replace(/\D/g, "")
+      }", certificate-authority-data: "${caData}"}}]\nusers: [{name: r, user: {token: fake}}]\n` +
+        `contexts: [{name: t, context: {cluster: t, user: r}}]\ncurrent-context: t\n`,
+    ),
+  },
+});
 
 // --- the API, as a plain client ----------------------------------------------------------------------------------
 
@@ -432,6 +486,11 @@ let poolGrown: { at: number; from: string } | undefined;
 let leaked: { uid: string; name: string; pool: string } | undefined;
 
 async function createCluster(c: PlannedCluster): Promise<void> {
+  const { name, namespace } = c.object.metadata;
+  const secret = await create(`/api/v1/namespaces/${namespace}/secrets`, tenantKubeconfig(name, namespace));
+  if (secret.status !== 201 && secret.status !== 409) {
+    throw new Error(`kubeconfig Secret of ${name}: ${secret.status} ${secret.body.message}`);
+  }
   const path = `${API}/namespaces/${c.object.metadata.namespace}/tenantclusters`;
   for (let attempt = 0;; attempt++) {
     const r = await create(path, c.object);
@@ -665,6 +724,18 @@ const dryRunWrites = [...rvAfter].filter(([ns, v]) => rvBefore.get(ns) !== v).le
 
 // --- invariants --------------------------------------------------------------------------------------------------
 
+// The reporter watches every admitted cluster's tenant and writes its inventory (`spec.observedAt`).
+let inventoriesMissing: string[] = [];
+await until("every admitted cluster's inventory reported", 180, async () => {
+  const reported = new Set(
+    (await list(`${API}/loadbalancerinventories`)).filter((i) => i.spec?.observedAt)
+      .map((i) => `${i.metadata.namespace}/${i.metadata.name}`),
+  );
+  inventoriesMissing = clusters.map((c) => `${c.metadata.namespace}/${c.metadata.name}`)
+    .filter((k) => !reported.has(k));
+  return inventoriesMissing.length === 0;
+}).catch(() => {});
+
 const pools = await list(`${API}/networkpools`);
 const allocations = await list(`${API}/ipallocations`);
 const teams = await list(`${API}/teams`);
@@ -677,6 +748,7 @@ const found = {
   ],
   quotaOvershoot: quotaOvershoot(teams, clusters, ledgersAfter),
   notReady: notReady(clusters),
+  inventoriesMissing,
 };
 const leakReported = leaked
   ? pools.some((p) => (p.status?.releases?.history ?? []).some((r: Obj) => r.holder?.uid === leaked!.uid))
@@ -687,6 +759,7 @@ const warningReasons: Record<string, number> = {};
 for (const e of warnings) warningReasons[e.reason] = (warningReasons[e.reason] ?? 0) + (e.count ?? 1);
 const mcUsage = metacontroller.usage();
 const hookUsage = totalUsage(hooks);
+const reporterUsage = totalUsage(reporters);
 const apiUsage = planeProc.usage();
 const requests = requestsBeforeRestart + await apiRequests();
 for (const [name, items] of Object.entries(found)) {
@@ -703,20 +776,29 @@ for (
     `${API}/networkpools`,
     `${API}/tenantclusters`,
     `${API}/ipallocations`,
+    `${API}/loadbalancerinventories`,
     "/api/v1/configmaps",
+    "/api/v1/secrets",
     "/apis/rbac.authorization.k8s.io/v1/rolebindings",
   ]
 ) {
   const kind = path.split("?")[0]!.split("/").pop()!;
   for (const o of await list(path)) {
-    if ((kind === "configmaps" || kind === "rolebindings") && !/^team-scale-/.test(o.metadata.namespace)) {
+    if (
+      ["configmaps", "secrets", "rolebindings"].includes(kind) && !/^team-scale-/.test(o.metadata.namespace)
+    ) {
       continue;
     }
     snapshot.push({ ...o, kind: o.kind ?? kindOf(kind), apiVersion: o.apiVersion ?? apiVersionOf(path) });
   }
 }
 function kindOf(plural: string): string {
-  return ({ namespaces: "Namespace", configmaps: "ConfigMap", rolebindings: "RoleBinding" } as Record<
+  return ({
+    namespaces: "Namespace",
+    configmaps: "ConfigMap",
+    secrets: "Secret",
+    rolebindings: "RoleBinding",
+  } as Record<
     string,
     string
   >)[
@@ -793,7 +875,7 @@ async function uninstall(): Promise<string[]> {
     async () => notReady(await list(`${API}/tenantclusters`)).length === 0,
   );
   // The service goes as the procedure removes its Deployment; Metacontroller stays (it serves other controllers).
-  for (const h of hooks) await h.stop("SIGTERM");
+  for (const p of [...hooks, ...reporters]) await p.stop("SIGTERM");
   const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
   const block = readme.match(/<!-- test:scale runs this block -->\s*```sh\n([\s\S]*?)```/)?.[1];
   if (!block) throw new Error("README has no uninstall block marked for test:scale");
@@ -829,7 +911,9 @@ async function uninstall(): Promise<string[]> {
 // --- the baseline ------------------------------------------------------------------------------------------------
 
 await metacontroller.close();
-for (const h of hooks) await h.close();
+for (const p of [...hooks, ...reporters]) await p.close();
+fakeTenants.kill("SIGTERM");
+await fakeTenants.status;
 await kubectlOk(["apply", "--server-side", "-f", "manifests/crds/"]);
 await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
 const baselineStart = performance.now();
@@ -889,6 +973,8 @@ const result = {
   uninstallStuck: uninstallStuck.length,
   metacontroller: mcUsage,
   hooks: hookUsage,
+  reporter: reporterUsage,
+  inventoriesMissing: found.inventoriesMissing.length,
   apiServer: apiUsage,
   apiRequests: requests,
   steady,
@@ -907,6 +993,7 @@ const failed = [
   result.ledgerMismatches,
   result.quotaOvershoot,
   result.notReady,
+  result.inventoriesMissing,
   result.unexpectedAdmission,
   result.dryRunWrites,
   Number(diffFailed),
