@@ -223,7 +223,7 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
     : parsed.error.issues.map((i) => `${formatPath(["spec", ...i.path])}: ${i.message}`);
 
   let credentials: CredentialCheck = { ok: false, reason: "SecretNotFound", message: "spec cannot be read" };
-  let capacity: ReportedCapacity | undefined;
+  let reported: ReportedCapacity | undefined;
   let poolCondition: ConditionInput | undefined;
 
   if (parsed.success) {
@@ -250,8 +250,8 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
       // Only a change of the figures waits; a new spec or a pool condition that flips is news now. (Every False
       // reason comes with no address available, so it never changes the figures on its own.)
       const mayHold = prev.observedGeneration === generation && before?.status === freshCondition.status;
-      capacity = reportedCapacity(fresh, prev.capacity, context.now, mayHold);
-      poolCondition = condition(capacity.capacity);
+      reported = reportedCapacity(fresh, prev.capacity, context.now, mayHold);
+      poolCondition = condition(reported.capacity);
     }
   }
 
@@ -299,7 +299,7 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
       status: "True",
       reason: "Ready",
       message: "configuration and credentials are complete" +
-        (capacity ? " and a referenced pool has room" : ""),
+        (reported ? " and a referenced pool has room" : ""),
     };
 
   const conds = conditions(
@@ -339,12 +339,12 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
       ready,
       validated,
       ...(lastValidationTime ? { lastValidationTime } : {}),
-      ...(capacity ? { capacity: capacity.capacity } : {}),
+      ...(reported ? { capacity: reported.capacity } : {}),
       ...(zone ? { effective: { zone } } : {}),
       conditions: conds,
     },
     attachments: [],
     ...(request.finalizing ? { finalized: blocking.length === 0 } : {}),
-    ...(capacity?.resyncAfterSeconds ? { resyncAfterSeconds: capacity.resyncAfterSeconds } : {}),
+    ...(reported?.resyncAfterSeconds ? { resyncAfterSeconds: reported.resyncAfterSeconds } : {}),
   };
 }

@@ -11,8 +11,10 @@
  * @module
  */
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
-import { encodeBase64 } from "../../lib/encoding/base64.ts";
+import { b64 } from "../api/tenant.ts";
 import { inTestCluster, numberFlag } from "./cli.ts";
+import { startFakeTenants } from "./fake_tenant_fleet.ts";
+import { cpuSeconds, statusMiB } from "./proc.ts";
 
 const args = Deno.args;
 const flag = (name: string, fallback: number) => numberFlag(args, name, fallback);
@@ -26,23 +28,12 @@ await inTestCluster(import.meta.url, args);
 const { cluster, freePort, installManifests, kubectlOk, ROOT } = await import("../api/cluster.ts");
 const c = cluster();
 const NS = "reporter-load";
-const b64 = (text: string) => encodeBase64(new TextEncoder().encode(text));
 
-// --- fake tenants
-const fake = new Deno.Command(Deno.execPath(), {
-  args: [
-    "run",
-    "--allow-net",
-    ...(tls ? [`--allow-read=${c.dir}`] : []),
-    `${ROOT}/tests/load/fake_tenants.ts`,
-    `--services=${perTenant}`,
-    ...(tls ? [`--cert=${c.hookCertFile}`, `--key=${c.hookKeyFile}`] : []),
-  ],
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
-const fakeOut = fake.stdout.pipeThrough(new TextDecoderStream()).getReader();
-const fakePort = Number((await fakeOut.read()).value!.trim());
+// --- fake tenants (the hook service's pair is issued for 127.0.0.1 by the control plane's CA)
+const fake = await startFakeTenants(
+  perTenant,
+  tls ? { certFile: c.hookCertFile, keyFile: c.hookKeyFile, caFile: c.caFile } : undefined,
+);
 
 // --- management objects
 await installManifests();
@@ -52,15 +43,6 @@ const apply = (obj: unknown) =>
 const pc = Deno.readTextFileSync(`${ROOT}/examples/providerconfigs/proxmox-elastic.yaml`)
   .replace("name: proxmox-elastic", "name: load-elastic");
 await kubectlOk(["apply", "-f", "-"], { stdin: pc });
-// The hook service's pair is issued for 127.0.0.1 by the control plane's CA.
-const caData = b64(Deno.readTextFileSync(c.caFile));
-const server = (i: number) =>
-  tls
-    ? `{server: "https://127.0.0.1:${fakePort}/t/${i}", certificate-authority-data: "${caData}"}`
-    : `{server: "http://127.0.0.1:${fakePort}/t/${i}"}`;
-const kubeconfig = (i: number) =>
-  `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: ${server(i)}}]\n` +
-  `users: [{name: r, user: {token: fake}}]\ncontexts: [{name: t, context: {cluster: t, user: r}}]\ncurrent-context: t\n`;
 for (let i = 0; i < tenants; i += 100) {
   const n = Math.min(100, tenants - i);
   await apply({
@@ -70,7 +52,7 @@ for (let i = 0; i < tenants; i += 100) {
       apiVersion: "v1",
       kind: "Secret",
       metadata: { name: `tc-${i + j}-kubeconfig`, namespace: NS },
-      data: { value: b64(kubeconfig(i + j)) },
+      data: { value: b64(fake.kubeconfig(i + j)) },
     })),
   });
   await apply({
@@ -121,12 +103,7 @@ const WRITES = "butler_reporter_inventory_writes_total";
 const writesByLabels = (m: Map<string, number>) =>
   [...m].filter(([k]) => k.startsWith(WRITES)).map(([k, v]) => [k.slice(WRITES.length), v] as const);
 const writes = (m: Map<string, number>) => writesByLabels(m).reduce((n, [, v]) => n + v, 0);
-const proc = () => {
-  const status = Deno.readTextFileSync(`/proc/${reporter.pid}/status`);
-  const rss = Number(status.match(/VmRSS:\s+(\d+)/)![1]) / 1024;
-  const stat = Deno.readTextFileSync(`/proc/${reporter.pid}/stat`).split(") ")[1]!.split(" ");
-  return { rss, cpuSeconds: (Number(stat[11]) + Number(stat[12])) / 100 };
-};
+const proc = () => ({ rss: statusMiB(reporter.pid, "VmRSS")!, cpuSeconds: cpuSeconds(reporter.pid)! });
 
 const started = performance.now();
 for (;;) {
@@ -199,6 +176,5 @@ console.log(JSON.stringify(
 
 reporter.kill("SIGTERM");
 await reporter.status;
-fake.kill("SIGTERM");
-await fake.status;
+await fake.stop();
 await kubectlOk(["delete", "namespace", NS, "--wait=false"]).catch(() => "");

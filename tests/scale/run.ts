@@ -50,6 +50,7 @@ import {
 import { eventually } from "../e2e/wait.ts";
 import { ledgerMismatches, notReady, overlaps, poolGrants, quotaOvershoot } from "./checks.ts";
 import { hookCalls } from "./hook_log.ts";
+import { startFakeTenants } from "../load/fake_tenant_fleet.ts";
 import { balancer, running, totalUsage, Tracked } from "./processes.ts";
 import {
   GROWN_PREFIX,
@@ -127,56 +128,6 @@ const metacontroller = new Tracked(
 );
 await metacontroller.start();
 
-// The reporter as its component ships it (2 replicas sharing the tenants), each tenant faked as load:reporter
-// fakes them: an HTTPS API server with no LoadBalancer Service (so no elastic growth changes the workload) that
-// takes the MetalLB pool the reporter applies.
-const reporterKubeconfig = await reporterServiceAccount(plane);
-const fakeTenants = new Deno.Command(Deno.execPath(), {
-  args: [
-    "run",
-    "--allow-net",
-    `--allow-read=${plane.dir}`,
-    `${ROOT}/tests/load/fake_tenants.ts`,
-    "--services=0",
-    `--cert=${plane.dir}/hook.crt`,
-    `--key=${plane.dir}/hook.key`,
-  ],
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
-const fakePort = Number(
-  (await fakeTenants.stdout.pipeThrough(new TextDecoderStream()).getReader().read()).value!.trim(),
-);
-const reporters = [0, 1].map((i) => {
-  const port = freePort();
-  return new Tracked(`reporter ${i}`, async () =>
-    running(
-      await startReporter({
-        plane,
-        name: `scale-reporter-${i}`,
-        port,
-        kubeconfig: reporterKubeconfig,
-        log: `${plane.dir}/reporter-${i}.log`,
-      }),
-    ));
-});
-for (const r of reporters) await r.start();
-const caData = btoa(Deno.readTextFileSync(`${plane.dir}/ca.crt`));
-/** The kubeconfig Secret Cluster API would write for a tenant cluster, pointing at its fake API server. */
-const tenantKubeconfig = (name: string, namespace: string) => ({
-  apiVersion: "v1",
-  kind: "Secret",
-  metadata: { name: `${name}-kubeconfig`, namespace },
-  data: {
-    value: btoa(
-      `apiVersion: v1\nkind: Config\nclusters: [{name: t, cluster: {server: "https://127.0.0.1:${fakePort}/t/${
-        name.replace(/\D/g, "")
-      }", certificate-authority-data: "${caData}"}}]\nusers: [{name: r, user: {token: fake}}]\n` +
-        `contexts: [{name: t, context: {cluster: t, user: r}}]\ncurrent-context: t\n`,
-    ),
-  },
-});
-
 // --- the API, as a plain client ----------------------------------------------------------------------------------
 
 interface Answer {
@@ -234,17 +185,6 @@ function collection(obj: Obj): string {
   return `${prefix}${obj.metadata.namespace ? `/namespaces/${obj.metadata.namespace}` : ""}/${plural}`;
 }
 
-/** `apiserver_request_total` summed over every label: the requests the API server has answered since it started. */
-async function apiRequests(): Promise<number> {
-  const res = await fetch(`${plane.server}/metrics`, {
-    client: http,
-    headers: { authorization: `Bearer ${token}` },
-  });
-  const text = await res.text();
-  return text.split("\n").filter((l) => l.startsWith("apiserver_request_total{"))
-    .reduce((s, l) => s + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
-}
-
 /** `apiserver_request_total` by verb and resource (`PUT ipallocations/status`): what the API server was asked. */
 async function apiRequestsByResource(): Promise<Map<string, number>> {
   const res = await fetch(`${plane.server}/metrics`, {
@@ -261,6 +201,11 @@ async function apiRequestsByResource(): Promise<Map<string, number>> {
     counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1)));
   }
   return counts;
+}
+
+/** `apiserver_request_total` summed over every label: the requests the API server has answered since it started. */
+async function apiRequests(): Promise<number> {
+  return [...(await apiRequestsByResource()).values()].reduce((s, n) => s + n, 0);
 }
 
 /** The requests counted between two {@link apiRequestsByResource} readings, at least `min` each, largest first. */
@@ -439,6 +384,39 @@ async function allocationBurst(n: number): Promise<never> {
   } else await Deno.remove(plane.dir, { recursive: true });
   Deno.exit(failed ? 1 : 0);
 }
+
+// --- the reporter -----------------------------------------------------------------------------------------------
+
+// The reporter as its component ships it (2 replicas sharing the tenants), each tenant faked as load:reporter
+// fakes them: an HTTPS API server with no LoadBalancer Service (so no elastic growth changes the workload) that
+// takes the MetalLB pool the reporter applies. The hook service's pair is issued for 127.0.0.1 by the plane's CA.
+const reporterKubeconfig = await reporterServiceAccount(plane);
+const fakeTenants = await startFakeTenants(0, {
+  certFile: `${plane.dir}/hook.crt`,
+  keyFile: `${plane.dir}/hook.key`,
+  caFile: `${plane.dir}/ca.crt`,
+});
+const reporters = [0, 1].map((i) => {
+  const port = freePort();
+  return new Tracked(`reporter ${i}`, async () =>
+    running(
+      await startReporter({
+        plane,
+        name: `scale-reporter-${i}`,
+        port,
+        kubeconfig: reporterKubeconfig,
+        log: `${plane.dir}/reporter-${i}.log`,
+      }),
+    ));
+});
+for (const r of reporters) await r.start();
+/** The kubeconfig Secret Cluster API would write for tenant cluster `c-<i>`, pointing at its fake API server. */
+const tenantKubeconfig = (name: string, namespace: string) => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name: `${name}-kubeconfig`, namespace },
+  data: { value: btoa(fakeTenants.kubeconfig(Number(name.replace(/\D/g, "")))) },
+});
 
 // --- setup and burst ---------------------------------------------------------------------------------------------
 
@@ -676,15 +654,17 @@ log(`hook calls until Ready: ${JSON.stringify(calls)}`);
 // --- steady state: what the converged system asks of the API server with nothing changing ---------------------
 
 const STEADY_SECONDS = 60;
-const steadyFrom = await apiRequests().catch(() => NaN);
-const steadyByResource = await apiRequestsByResource();
+const steadyByResource = await apiRequestsByResource().catch(() => undefined);
 const steadyCpu = [metacontroller.usage().cpuSeconds, totalUsage(hooks).cpuSeconds];
 await sleep(STEADY_SECONDS * 1000);
+const steadyRequests = steadyByResource && requestsSince(steadyByResource, await apiRequestsByResource(), 0);
 const steady = {
   seconds: STEADY_SECONDS,
-  apiRequestsPerSecond: Number((((await apiRequests()) - steadyFrom) / STEADY_SECONDS).toFixed(1)),
+  apiRequestsPerSecond: steadyRequests
+    ? Number((Object.values(steadyRequests).reduce((s, n) => s + n, 0) / STEADY_SECONDS).toFixed(1))
+    : NaN,
   // What those requests were (more than one a minute), by verb and resource: a status written at every resync shows.
-  apiRequests: requestsSince(steadyByResource, await apiRequestsByResource(), 2),
+  apiRequests: Object.fromEntries(Object.entries(steadyRequests ?? {}).filter(([, n]) => n >= 2)),
   metacontrollerCpuPercent: Math.round(
     ((metacontroller.usage().cpuSeconds - steadyCpu[0]!) / STEADY_SECONDS) * 100,
   ),
@@ -912,8 +892,7 @@ async function uninstall(): Promise<string[]> {
 
 await metacontroller.close();
 for (const p of [...hooks, ...reporters]) await p.close();
-fakeTenants.kill("SIGTERM");
-await fakeTenants.status;
+await fakeTenants.stop();
 await kubectlOk(["apply", "--server-side", "-f", "manifests/crds/"]);
 await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
 const baselineStart = performance.now();
