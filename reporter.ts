@@ -40,6 +40,7 @@ const reporter = startReporter({
   leaseSeconds: config.leaseSeconds,
   renewSeconds: config.renewSeconds,
   heartbeatSeconds: config.heartbeatSeconds,
+  idleHeartbeatSeconds: config.idleHeartbeatSeconds,
   kubeconfigRecheckSeconds: config.kubeconfigRecheckSeconds,
   metallbResyncSeconds: config.metallbResyncSeconds,
   log,

@@ -3,21 +3,39 @@ import type { ConditionInput } from "../../lib/conditions/mod.ts";
 import { buildObject, type KubeObject } from "../../lib/contract/mod.ts";
 import { type Address, parseAddress } from "../../lib/ipam/mod.ts";
 import { formatTime, parseTime } from "../../lib/time/mod.ts";
-import type {
-  ChildAllocation,
-  InventorySpec,
-  IpamMemory,
-  PoolView,
-  ProviderView,
-  TenantClusterSpec,
+import {
+  type ChildAllocation,
+  inventoryMaxAgeSeconds,
+  type InventorySpec,
+  type IpamMemory,
+  type PoolView,
+  type ProviderView,
+  type TenantClusterSpec,
 } from "../../lib/api/mod.ts";
 
 /** A Service pending longer than this is demand (seconds; strictly longer). */
 export const PENDING_THRESHOLD_SECONDS = 30;
 /** A growth allocation unused this long is released (seconds; 10 continuous minutes). */
 export const SHRINK_GRACE_SECONDS = 600;
-/** An inventory older than this means demand is unknown (seconds). */
-export const INVENTORY_MAX_AGE_SECONDS = 300;
+/**
+ * The age past which the cluster's inventory is unknown demand: 300 s while a Service is pending or a release
+ * countdown has run out (a decision is due), else 1,800 s. A running countdown alone does not shorten it: the
+ * reporter refreshes every 45 s while one runs, so the observation is fresh when it runs out, and an observation
+ * of up to 30 minutes may start one without the cluster flipping to `DemandUnknown` on its next sync.
+ */
+export function inventoryAgeLimit(
+  services: InventorySpec["services"],
+  unusedSince: Readonly<Record<string, string>> | undefined,
+  now: Date,
+  graceSeconds: number,
+): number {
+  const runOut = Object.entries(unusedSince ?? {}).filter(([, since]) => {
+    const t = parseTime(since);
+    return t !== undefined && (now.getTime() - t.getTime()) / 1000 >= graceSeconds;
+  });
+  return inventoryMaxAgeSeconds(services, Object.fromEntries(runOut));
+}
+
 /** Seed defaults. */
 export const DEFAULTS = { lbPoolSize: 8, initialPoolSize: 2, growthIncrement: 2, nodeIPs: 5 } as const;
 
@@ -325,7 +343,8 @@ export function planNetwork(input: PlanInput): Plan {
   if (elastic && lbReady && input.mayCreate) {
     const observedAt = input.inventory ? parseTime(input.inventory.observedAt) : undefined;
     const age = observedAt ? (now.getTime() - observedAt.getTime()) / 1000 : Infinity;
-    if (!input.inventory || !observedAt || age > INVENTORY_MAX_AGE_SECONDS) {
+    const maxAge = inventoryAgeLimit(input.inventory?.services, memory.unusedSince, now, grace);
+    if (!input.inventory || !observedAt || age > maxAge) {
       desired.push(...growth.map((c) => c.keep));
       conditions.push({
         type: "ElasticIPAM",
@@ -333,7 +352,7 @@ export function planNetwork(input: PlanInput): Plan {
         reason: "DemandUnknown",
         message: !input.inventory
           ? `LoadBalancerInventory ${ns}/${tc} not found: demand is unknown, no elastic decisions`
-          : `LoadBalancerInventory ${ns}/${tc} was last observed at ${input.inventory.observedAt}, more than ${INVENTORY_MAX_AGE_SECONDS}s ago: demand is unknown, no elastic decisions`,
+          : `LoadBalancerInventory ${ns}/${tc} was last observed at ${input.inventory.observedAt}, more than ${maxAge}s ago: demand is unknown, no elastic decisions`,
       });
     } else {
       const services = input.inventory.services ?? [];

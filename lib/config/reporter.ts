@@ -25,11 +25,15 @@ const ReporterEnv = z.object({
   REPORTER_LEASE_SECONDS: int("REPORTER_LEASE_SECONDS", 5, 300, 30),
   REPORTER_RENEW_SECONDS: int("REPORTER_RENEW_SECONDS", 1, 100, 10),
   REPORTER_HEARTBEAT_SECONDS: int("REPORTER_HEARTBEAT_SECONDS", 5, 55, 45),
+  REPORTER_IDLE_HEARTBEAT_SECONDS: int("REPORTER_IDLE_HEARTBEAT_SECONDS", 5, 1500, 600),
   KUBECONFIG_RECHECK_SECONDS: int("KUBECONFIG_RECHECK_SECONDS", 1, 3600, 60),
   METALLB_RESYNC_SECONDS: int("METALLB_RESYNC_SECONDS", 5, 3600, 60),
 }).refine((e) => e.REPORTER_RENEW_SECONDS * 2 <= e.REPORTER_LEASE_SECONDS, {
   message: "REPORTER_RENEW_SECONDS must be at most half of REPORTER_LEASE_SECONDS",
   path: ["REPORTER_RENEW_SECONDS"],
+}).refine((e) => e.REPORTER_IDLE_HEARTBEAT_SECONDS >= e.REPORTER_HEARTBEAT_SECONDS, {
+  message: "REPORTER_IDLE_HEARTBEAT_SECONDS must be at least REPORTER_HEARTBEAT_SECONDS",
+  path: ["REPORTER_IDLE_HEARTBEAT_SECONDS"],
 });
 
 /**
@@ -55,7 +59,10 @@ export interface ReporterConfig {
   readonly secretKey: string;
   readonly leaseSeconds: number;
   readonly renewSeconds: number;
+  /** How often `observedAt` is refreshed while a decision waits on the demand (seconds). */
   readonly heartbeatSeconds: number;
+  /** How often `observedAt` is refreshed while none does (seconds). */
+  readonly idleHeartbeatSeconds: number;
   readonly kubeconfigRecheckSeconds: number;
   /** How often a tenant's MetalLB configuration is applied again though nothing changed (reverts drift). */
   readonly metallbResyncSeconds: number;
@@ -87,6 +94,7 @@ export function loadReporterConfig(
       leaseSeconds: e.REPORTER_LEASE_SECONDS,
       renewSeconds: e.REPORTER_RENEW_SECONDS,
       heartbeatSeconds: e.REPORTER_HEARTBEAT_SECONDS,
+      idleHeartbeatSeconds: e.REPORTER_IDLE_HEARTBEAT_SECONDS,
       kubeconfigRecheckSeconds: e.KUBECONFIG_RECHECK_SECONDS,
       metallbResyncSeconds: e.METALLB_RESYNC_SECONDS,
     },

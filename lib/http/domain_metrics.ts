@@ -129,7 +129,12 @@ export function createDomainMetrics(registry: client.Registry, now: () => number
       labels: ["team"],
     },
     butler_loadbalancer_inventory_age_seconds: {
-      help: "Age of a TenantCluster's LoadBalancerInventory (now - observedAt) at its last sync.",
+      help: "Age of an elastic TenantCluster's LoadBalancerInventory (now - observedAt) at its last sync.",
+      labels: ["namespace", "tenantcluster"],
+    },
+    butler_loadbalancer_inventory_max_age_seconds: {
+      help:
+        "The inventory age past which the TenantCluster reports DemandUnknown: 300 while a decision waits on it (a Service pending, a growth allocation counting down to release), else 1800.",
       labels: ["namespace", "tenantcluster"],
     },
   });
@@ -185,6 +190,9 @@ export function createDomainMetrics(registry: client.Registry, now: () => number
       if (s.gone) return gauges.drop(labels);
       if (s.ageSeconds !== undefined) {
         gauges.set("butler_loadbalancer_inventory_age_seconds", labels, s.ageSeconds);
+      }
+      if (s.maxAgeSeconds !== undefined) {
+        gauges.set("butler_loadbalancer_inventory_max_age_seconds", labels, s.maxAgeSeconds);
       }
     },
     event() {},

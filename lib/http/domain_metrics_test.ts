@@ -80,6 +80,35 @@ Deno.test("domain metrics from signals", async (t) => {
     );
   });
 
+  await t.step("an inventory's age and the age its TenantCluster accepts, side by side", async () => {
+    const { registry, metrics } = setup();
+    metrics.record([{
+      signal: "inventory",
+      namespace: "team-a",
+      name: "c1",
+      ageSeconds: 400,
+      maxAgeSeconds: 1800,
+    }]);
+    metrics.record([{
+      signal: "inventory",
+      namespace: "team-a",
+      name: "c2",
+      ageSeconds: 400,
+      maxAgeSeconds: 300,
+    }]);
+    const text = await registry.metrics();
+    assert.match(
+      text,
+      /butler_loadbalancer_inventory_max_age_seconds\{namespace="team-a",tenantcluster="c1"\} 1800/,
+    );
+    assert.match(
+      text,
+      /butler_loadbalancer_inventory_max_age_seconds\{namespace="team-a",tenantcluster="c2"\} 300/,
+    );
+    metrics.record([{ signal: "inventory", namespace: "team-a", name: "c2", gone: true }]);
+    assert.doesNotMatch(await registry.metrics(), /tenantcluster="c2"/);
+  });
+
   await t.step("Events written and failed, by reason", async () => {
     const { registry, metrics } = setup();
     metrics.event("PoolCapacityWarning", "written");

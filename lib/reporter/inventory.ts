@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { type InventoryService, InventorySpec, type InventoryStatus } from "../api/mod.ts";
+import { demandAwaited, type InventoryService, InventorySpec, type InventoryStatus } from "../api/mod.ts";
 import { API_VERSION, KINDS } from "../butler/mod.ts";
 import { type ConditionInput, conditions, listNames, PreviousConditions } from "../conditions/mod.ts";
 import { formatAddress, parseAddress } from "../ipam/mod.ts";
@@ -20,8 +20,17 @@ export const INVENTORY_LIMITS = {
   maxIngressIPs: 8,
 } as const;
 
-/** How often `observedAt` is refreshed while the tenant is watched and nothing changes (seconds). */
+/**
+ * How often `observedAt` is refreshed while the tenant is watched, nothing changes and a decision waits on the
+ * demand ({@linkcode demandAwaited}; seconds): well within the TenantCluster's 300 s.
+ */
 export const HEARTBEAT_SECONDS = 45;
+
+/**
+ * How often it is refreshed while no decision waits on the demand (seconds): well within the TenantCluster's
+ * 1,800 s. Each refresh wakes the TenantCluster, so at rest a tenant costs one sync in ten minutes, not one in 45 s.
+ */
+export const IDLE_HEARTBEAT_SECONDS = 600;
 
 /** A Service as the inventory records it, after validation. */
 export type ServiceFact = InventoryService & { ingressIPs: string[] };
@@ -150,8 +159,15 @@ export interface InventoryInput {
   readonly previous?: { readonly spec?: unknown; readonly status?: unknown } | undefined;
   readonly health: TenantHealth;
   readonly now: Date;
-  /** How often `observedAt` is refreshed; `Infinity` for a tenant whose demand nobody reads (static IPAM). */
+  /**
+   * How often `observedAt` is refreshed while a decision waits on the demand; `Infinity` for a tenant whose
+   * demand nobody reads (static IPAM).
+   */
   readonly heartbeatSeconds?: number;
+  /** How often it is refreshed while none does; `Infinity` for static IPAM. */
+  readonly idleHeartbeatSeconds?: number;
+  /** The TenantCluster's `status.ipam.unusedSince`: growth allocations counting down to their release. */
+  readonly unusedSince?: Readonly<Record<string, unknown>>;
   /** More conditions to hold in status (the MetalLB configuration's). */
   readonly conditions?: readonly ConditionInput[];
 }
@@ -196,11 +212,19 @@ function servicesText(services: readonly InventoryService[]): string {
   return JSON.stringify(services.map((s) => [s.namespace, s.name, s.createdAt, s.ingressIPs ?? []]));
 }
 
+/** The heartbeat period that applies: the short one while a decision waits on the demand, else the idle one. */
+function heartbeatPeriod(input: InventoryInput, services: readonly InventoryService[]): number {
+  return demandAwaited(services, input.unusedSince)
+    ? input.heartbeatSeconds ?? HEARTBEAT_SECONDS
+    : input.idleHeartbeatSeconds ?? input.heartbeatSeconds ?? IDLE_HEARTBEAT_SECONDS;
+}
+
 /**
  * The next inventory of a tenant. While the tenant is watched, the spec is written when its Services differ
- * from what is stored or `observedAt` is `heartbeatSeconds` old; while it is not, nothing in the spec is
- * touched, so `observedAt` ages and the TenantCluster reports `DemandUnknown` after five minutes instead of
- * acting on a list nobody can vouch for. The status (conditions `Reporting` and `Complete`, counts) is written
+ * from what is stored or `observedAt` is due: `heartbeatSeconds` old while a decision waits on the demand (a
+ * Service pending, a growth allocation counting down to its release), `idleHeartbeatSeconds` otherwise. While it
+ * is not watched, nothing in the spec is touched, so `observedAt` ages and the TenantCluster reports
+ * `DemandUnknown` (after 5 or 30 minutes) instead of acting on a list nobody can vouch for. The status (conditions `Reporting` and `Complete`, counts) is written
  * when it changes.
  *
  * @example
@@ -233,7 +257,7 @@ export function planInventory(input: InventoryInput): InventoryPlan {
       ? "created"
       : servicesText(services) !== servicesText(stored.services ?? [])
       ? "changed"
-      : age >= (input.heartbeatSeconds ?? HEARTBEAT_SECONDS) || age < 0
+      : age >= heartbeatPeriod(input, services) || age < 0
       ? "heartbeat"
       : undefined;
     if (reason) spec = { observedAt: formatTime(now), services };

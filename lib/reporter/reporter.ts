@@ -10,7 +10,7 @@ import { type FullKubeClient, startWatch } from "../kube/mod.ts";
 import { type KubeconfigLocation, reportedTenants, type Tenant } from "./tenants.ts";
 import { leaseName, liveMembers, MEMBER_LABEL, memberLease, ownerOf } from "./shards.ts";
 import { FIELD_MANAGER, startTenant, type TenantWorker } from "./tenant.ts";
-import { HEARTBEAT_SECONDS, UNREADABLE_STATES } from "./inventory.ts";
+import { HEARTBEAT_SECONDS, IDLE_HEARTBEAT_SECONDS, UNREADABLE_STATES } from "./inventory.ts";
 
 /** Options of {@linkcode startReporter}. */
 export interface ReporterOptions {
@@ -24,7 +24,10 @@ export interface ReporterOptions {
   readonly leaseSeconds?: number;
   /** How often the Lease is renewed and membership read (default 10 s). */
   readonly renewSeconds?: number;
+  /** How often an elastic tenant's `observedAt` is refreshed while a decision waits on it (default 45 s). */
   readonly heartbeatSeconds?: number;
+  /** How often it is refreshed while none does (default 600 s). */
+  readonly idleHeartbeatSeconds?: number;
   readonly kubeconfigRecheckSeconds?: number;
   /** How often each tenant's MetalLB configuration is applied again though nothing changed (default 60 s). */
   readonly metallbResyncSeconds?: number;
@@ -74,7 +77,11 @@ function slim(raw: unknown): unknown {
   const o = raw as {
     metadata?: Record<string, unknown>;
     spec?: { providerConfigRef?: unknown; network?: unknown };
-    status?: { effective?: { providerConfigRef?: unknown }; loadBalancer?: { addresses?: unknown } };
+    status?: {
+      effective?: { providerConfigRef?: unknown };
+      loadBalancer?: { addresses?: unknown };
+      ipam?: { unusedSince?: unknown };
+    };
   };
   const m = o.metadata ?? {};
   return {
@@ -83,6 +90,7 @@ function slim(raw: unknown): unknown {
     status: {
       effective: { providerConfigRef: o.status?.effective?.providerConfigRef },
       loadBalancer: { addresses: o.status?.loadBalancer?.addresses },
+      ipam: { unusedSince: o.status?.ipam?.unusedSince },
     },
   };
 }
@@ -134,6 +142,7 @@ export function startReporter(options: ReporterOptions): Reporter {
     kube,
     clock,
     heartbeatSeconds: options.heartbeatSeconds ?? HEARTBEAT_SECONDS,
+    idleHeartbeatSeconds: options.idleHeartbeatSeconds ?? IDLE_HEARTBEAT_SECONDS,
     kubeconfigRecheckSeconds: options.kubeconfigRecheckSeconds ?? 60,
     metallbResyncSeconds: options.metallbResyncSeconds ?? 60,
     // A healthy watch hears from the server at least when it ends (at most 60 s) and reconnects.

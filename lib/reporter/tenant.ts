@@ -40,7 +40,10 @@ export interface TenantContext {
   /** The management cluster. */
   readonly kube: FullKubeClient;
   readonly clock: () => Date;
+  /** How often an elastic tenant's `observedAt` is refreshed while a decision waits on its demand (seconds). */
   readonly heartbeatSeconds: number;
+  /** How often while none does (seconds). */
+  readonly idleHeartbeatSeconds: number;
   /** How often the kubeconfig Secret is read again to notice rotation (seconds). */
   readonly kubeconfigRecheckSeconds: number;
   /** How long without contact a watch still counts as healthy (seconds). */
@@ -58,7 +61,10 @@ export interface TenantContext {
 export interface TenantWorker {
   /** The tenant as last given (its addresses change while it runs). */
   readonly tenant: Tenant;
-  /** Takes the tenant's new addresses (or allocation mode): applied to the tenant at once. */
+  /**
+   * Takes the tenant's new addresses (or allocation mode), applied to the tenant at once, and its release
+   * countdowns, which set how soon `observedAt` is due.
+   */
   update(tenant: Tenant): void;
   /** How the tenant is read now (`Connecting` before the first answer). */
   state(): TenantHealth["state"] | "Connecting";
@@ -101,9 +107,9 @@ export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
   let lastSpecWrite = 0;
   let debounce: ReturnType<typeof setTimeout> | undefined;
   let recheckAt = 0;
-  // Tenants started together would heartbeat together: each gets its own period in the last fifth below the
-  // configured one, the same on every replica.
-  const heartbeatSeconds = ctx.heartbeatSeconds * (0.8 + 0.2 * ((hash53(tenant.key) % 1000) / 1000));
+  // Tenants started together would heartbeat together: each gets its own periods in the last fifth below the
+  // configured ones, the same on every replica.
+  const spread = 0.8 + 0.2 * ((hash53(tenant.key) % 1000) / 1000);
 
   function health(): TenantHealth | undefined {
     if (problem) return problem;
@@ -245,7 +251,9 @@ export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
       previous,
       health: h,
       now: ctx.clock(),
-      heartbeatSeconds: tenant.elastic ? heartbeatSeconds : Infinity,
+      heartbeatSeconds: tenant.elastic ? ctx.heartbeatSeconds * spread : Infinity,
+      idleHeartbeatSeconds: tenant.elastic ? ctx.idleHeartbeatSeconds * spread : Infinity,
+      unusedSince: tenant.unusedSince,
       conditions: [metallbCondition(metallb)],
     });
     try {
@@ -300,11 +308,11 @@ export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
     update(next: Tenant) {
       const changed = JSON.stringify(next.addresses) !== JSON.stringify(tenant.addresses) ||
         next.elastic !== tenant.elastic;
+      // A release countdown starting needs a fresh observation soon: the heartbeat period shortens at once.
+      const awaiting = JSON.stringify(next.unusedSince) !== JSON.stringify(tenant.unusedSince);
       tenant = next;
-      if (changed) {
-        applyMetalLB();
-        schedule();
-      }
+      if (changed) applyMetalLB();
+      if (changed || awaiting) schedule();
     },
     state: () => health()?.state ?? "Connecting",
     async stop() {

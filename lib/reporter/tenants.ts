@@ -21,6 +21,8 @@ export interface Tenant extends TenantRef {
   readonly elastic: boolean;
   /** The load-balancer addresses of its status (`start-end`), in the order MetalLB's pool lists them. */
   readonly addresses: readonly string[];
+  /** Its growth allocations counting down to their release (`status.ipam.unusedSince`): they await demand. */
+  readonly unusedSince: Readonly<Record<string, string>>;
 }
 
 /** Where tenant kubeconfigs are: the Secret name (`{name}` is the TenantCluster's) and its data key. */
@@ -45,6 +47,8 @@ const TenantClusterView = z.object({
     effective: z.object({ providerConfigRef: z.object({ value: Ref }).optional().catch(undefined) })
       .optional(),
     loadBalancer: z.object({ addresses: z.array(z.string().max(100)).max(1000) }).optional().catch(undefined),
+    ipam: z.object({ unusedSince: z.record(z.string().max(253), z.string().max(64)).optional() })
+      .optional().catch(undefined),
   }).optional().catch(undefined),
 });
 
@@ -98,6 +102,7 @@ export function reportedTenants(
       secretKey: location.secretKey,
       elastic,
       addresses: tc.data.status?.loadBalancer?.addresses ?? [],
+      unusedSince: tc.data.status?.ipam?.unusedSince ?? {},
     });
   }
   return out.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0);

@@ -62,13 +62,17 @@ export interface DenialSignal {
   readonly rules: readonly string[];
 }
 
-/** How old a TenantCluster's LoadBalancerInventory was when the TenantCluster synced; `gone` when finalized. */
+/**
+ * How old a TenantCluster's LoadBalancerInventory was when the TenantCluster synced, and the age past which it
+ * decides nothing; `gone` when finalized.
+ */
 export interface InventorySignal {
   readonly signal: "inventory";
   readonly namespace: string;
   readonly name: string;
   readonly gone?: boolean;
   readonly ageSeconds?: number;
+  readonly maxAgeSeconds?: number;
 }
 
 /** Every signal. */

@@ -246,10 +246,44 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
       console.log(`  assigned address in the inventory after ${ms.toFixed(0)} ms`);
     });
 
-    await t.step("observedAt is refreshed while the watch is healthy and nothing changes", async () => {
-      const before = (await inventory("c1"))!.spec.observedAt;
-      await within(9000, "heartbeat", async () => (await inventory("c1"))!.spec.observedAt !== before);
-    });
+    await t.step(
+      "observedAt rests while no decision waits on the demand, and beats while a release counts down",
+      async () => {
+        // Nothing pending and no countdown: the idle period (600 s) applies, not the 5 s one, which would have
+        // beaten within 10 s (its period plus the worker's 5 s tick).
+        const before = (await inventory("c1"))!.spec.observedAt;
+        await new Promise((r) => setTimeout(r, 11_000));
+        assert.equal((await inventory("c1"))!.spec.observedAt, before, "no heartbeat at rest");
+        // The TenantCluster starts a release countdown (as its hook records it): the reporter, watching it,
+        // refreshes observedAt every heartbeat from then on.
+        const countdown = (unusedSince: Record<string, string> | null) =>
+          kubectlOk([
+            "patch",
+            "tenantcluster",
+            "c1",
+            "-n",
+            NS,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            JSON.stringify({ status: { ipam: { unusedSince } } }),
+          ]);
+        await countdown({ "c1-lb-2": new Date().toISOString().replace(/\.\d+Z$/, "Z") });
+        const first = await within(
+          12_000,
+          "heartbeat",
+          async () => (await inventory("c1"))!.spec.observedAt !== before,
+        );
+        const beat = (await inventory("c1"))!.spec.observedAt;
+        await within(
+          12_000,
+          "another heartbeat",
+          async () => (await inventory("c1"))!.spec.observedAt !== beat,
+        );
+        console.log(`  first heartbeat ${first.toFixed(0)} ms after the countdown started`);
+        await countdown(null);
+      },
+    );
 
     await t.step(
       "kubeconfig rotation: refused credentials show, rotated ones are used without a restart",

@@ -120,33 +120,42 @@ const unique = (
 
 Deno.test("properties: a written plan is a fixed point, order does not matter, unhealthy never writes spec", () => {
   fc.assert(
-    fc.property(fc.array(arbFact, { maxLength: 30 }), fc.integer({ min: 0, max: 200 }), (raw, seconds) => {
-      const services = unique(raw);
-      const first = planInventory({ services, invalid: [], health: WATCHING, now: NOW });
-      assert.ok(first.spec && first.status);
-      // Stored as written, the same facts a little later change nothing until the heartbeat is due.
-      const later = new Date(NOW.getTime() + seconds * 1000);
-      const again = planInventory({
-        services: [...services].reverse(),
-        invalid: [],
-        health: WATCHING,
-        previous: { spec: first.spec, status: first.status },
-        now: later,
-      });
-      assert.equal(again.status, undefined);
-      assert.equal(again.spec !== undefined, seconds >= 45);
-      if (again.spec) assert.equal(again.reason, "heartbeat");
-      // While the tenant cannot be read, the stored spec is never touched, whatever the Services say.
-      const down = planInventory({
-        services: [],
-        invalid: [],
-        health: { state: "Unreachable", message: "down" },
-        previous: { spec: first.spec, status: first.status },
-        now: later,
-      });
-      assert.equal(down.spec, undefined);
-      assert.equal(down.status?.services, first.status.services);
-    }),
+    fc.property(
+      fc.array(arbFact, { maxLength: 30 }),
+      fc.integer({ min: 0, max: 2000 }),
+      fc.boolean(),
+      (raw, seconds, countingDown) => {
+        const services = unique(raw);
+        const unusedSince = countingDown ? { "c-lb-2": "2026-01-01T00:00:00Z" } : {};
+        const first = planInventory({ services, invalid: [], health: WATCHING, now: NOW, unusedSince });
+        assert.ok(first.spec && first.status);
+        // Stored as written, the same facts later change nothing until the heartbeat is due: after 45 s while a
+        // decision waits on the demand (a Service pending, a release counting down), after 600 s otherwise.
+        const later = new Date(NOW.getTime() + seconds * 1000);
+        const again = planInventory({
+          services: [...services].reverse(),
+          invalid: [],
+          health: WATCHING,
+          previous: { spec: first.spec, status: first.status },
+          now: later,
+          unusedSince,
+        });
+        const awaited = countingDown || services.some((s) => s.ingressIPs.length === 0);
+        assert.equal(again.status, undefined);
+        assert.equal(again.spec !== undefined, seconds >= (awaited ? 45 : 600));
+        if (again.spec) assert.equal(again.reason, "heartbeat");
+        // While the tenant cannot be read, the stored spec is never touched, whatever the Services say.
+        const down = planInventory({
+          services: [],
+          invalid: [],
+          health: { state: "Unreachable", message: "down" },
+          previous: { spec: first.spec, status: first.status },
+          now: later,
+        });
+        assert.equal(down.spec, undefined);
+        assert.equal(down.status?.services, first.status.services);
+      },
+    ),
     { numRuns: 200 },
   );
 });

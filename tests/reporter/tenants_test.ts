@@ -43,11 +43,14 @@ Deno.test("reportedTenants: IPAM clusters (elastic ones flagged), resolved or ow
     }),
     tc("resolved-wins", {
       spec: { providerConfigRef: { name: "static" } },
-      status: { effective: { providerConfigRef: { value: { name: "elastic", namespace: "team-a" } } } },
+      status: {
+        effective: { providerConfigRef: { value: { name: "elastic", namespace: "team-a" } } },
+        ipam: { unusedSince: { "resolved-wins-lb-2": "2026-01-01T00:00:00Z" } },
+      },
     }),
     tc("static", {
       spec: { providerConfigRef: { name: "static" } },
-      status: { loadBalancer: { addresses: ["10.40.2.0-10.40.2.7"] } },
+      status: { loadBalancer: { addresses: ["10.40.2.0-10.40.2.7"] }, ipam: { unusedSince: "garbage" } },
     }),
     tc("cloud", { spec: { providerConfigRef: { name: "cloud" } } }),
     tc("none", { spec: {} }),
@@ -72,8 +75,12 @@ Deno.test("reportedTenants: IPAM clusters (elastic ones flagged), resolved or ow
     secretKey: "value",
     elastic: true,
     addresses: [],
+    unusedSince: {},
   });
   assert.deepEqual(tenants[2]!.addresses, ["10.40.2.0-10.40.2.7"]);
+  // Release countdowns set how soon the reporter must observe again; an unreadable one is none.
+  assert.deepEqual(tenants[1]!.unusedSince, { "resolved-wins-lb-2": "2026-01-01T00:00:00Z" });
+  assert.deepEqual(tenants[2]!.unusedSince, {});
   const custom = reportedTenants(tcs, pcs, { secretName: "kc-{name}", secretKey: "kubeconfig" });
   assert.equal(custom[0]!.secretName, "kc-own");
   assert.equal(custom[0]!.secretKey, "kubeconfig");
