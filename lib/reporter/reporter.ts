@@ -28,6 +28,7 @@ export interface ReporterOptions {
   readonly heartbeatSeconds?: number;
   /** How often it is refreshed while none does (default 600 s). */
   readonly idleHeartbeatSeconds?: number;
+  /** How often a healthy tenant's kubeconfig Secret is read again (default 300 s; sooner while it is in trouble). */
   readonly kubeconfigRecheckSeconds?: number;
   /** How often each tenant's MetalLB configuration is applied again though nothing changed (default 60 s). */
   readonly metallbResyncSeconds?: number;
@@ -143,7 +144,7 @@ export function startReporter(options: ReporterOptions): Reporter {
     clock,
     heartbeatSeconds: options.heartbeatSeconds ?? HEARTBEAT_SECONDS,
     idleHeartbeatSeconds: options.idleHeartbeatSeconds ?? IDLE_HEARTBEAT_SECONDS,
-    kubeconfigRecheckSeconds: options.kubeconfigRecheckSeconds ?? 60,
+    kubeconfigRecheckSeconds: options.kubeconfigRecheckSeconds ?? 300,
     metallbResyncSeconds: options.metallbResyncSeconds ?? 60,
     // A healthy watch hears from the server at least when it ends (at most 60 s) and reconnects.
     contactMaxAgeSeconds: 80,

@@ -29,6 +29,7 @@ import {
 import type { Tenant } from "./tenants.ts";
 import { hash53 } from "./shards.ts";
 import { classifyTenantError } from "./classify.ts";
+import { type KubeconfigTrouble, recheckDelayMs } from "./recheck.ts";
 import { METALLB_FIELD_MANAGER, metallbObjects } from "../metallb/mod.ts";
 import { metallbCondition, metallbFailure, type MetalLBOutcome } from "./metallb.ts";
 
@@ -134,18 +135,27 @@ export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
     c?.httpClient?.close();
   }
 
+  /** Brings the next read of the Secret forward as {@linkcode recheckDelayMs} says for this trouble. */
+  function recheckSooner(trouble: KubeconfigTrouble): void {
+    recheckAt = Math.min(recheckAt, Date.now() + recheckDelayMs(trouble, ctx.kubeconfigRecheckSeconds));
+  }
+
   /** Reads the kubeconfig Secret; (re)starts the watch when it is new or changed. */
   async function connect(): Promise<void> {
-    recheckAt = Date.now() + ctx.kubeconfigRecheckSeconds * 1000;
+    recheckAt = Date.now() + recheckDelayMs("none", ctx.kubeconfigRecheckSeconds);
     let secret: { metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined;
     try {
       secret = await ctx.limit(() => ctx.kube.get(secretPath)) as typeof secret;
     } catch (err) {
       ctx.log({ msg: "cannot read the kubeconfig Secret", tenant: tenant.key, error: String(err) });
-      return; // keep what runs; try again at the next recheck
+      recheckSooner("troubled");
+      return; // keep what runs
     }
     const version = secret?.metadata?.resourceVersion;
-    if (secret && version === secretVersion && (watcher || problem)) return;
+    if (secret && version === secretVersion && (watcher || problem)) {
+      if (problem || watcher?.health.state === "failing") recheckSooner("troubled");
+      return;
+    }
     secretVersion = version;
     await stopWatch();
     const encoded = secret?.data?.[tenant.secretKey];
@@ -154,6 +164,7 @@ export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
         state: "KubeconfigMissing",
         message: secret ? `${secretRef} has no key "${tenant.secretKey}"` : `${secretRef} not found`,
       };
+      recheckSooner("troubled");
       return;
     }
     try {
@@ -163,6 +174,7 @@ export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
       });
     } catch (err) {
       problem = { state: "KubeconfigInvalid", message: err instanceof Error ? err.message : String(err) };
+      recheckSooner("troubled");
       return;
     }
     problem = undefined;
@@ -180,9 +192,11 @@ export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
       clock: () => ctx.clock().getTime(),
       onChange: schedule,
       onHealth: (h) => {
-        // Refused credentials may be rotated ones: read the Secret again soon rather than at the next recheck.
-        if (h.state === "failing" && (h.error.status === 401 || h.error.status === 403)) {
-          recheckAt = Math.min(recheckAt, Date.now() + 2000);
+        // Refused credentials may be rotated ones, an unreachable server a moved one: read the Secret again
+        // soon rather than at the next periodic recheck.
+        if (h.state === "failing") {
+          const refused = h.error.status === 401 || h.error.status === 403;
+          recheckSooner(refused ? "refused" : "troubled");
         }
         schedule();
       },

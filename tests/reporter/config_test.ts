@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { loadReporterConfig } from "../../lib/config/mod.ts";
+import { recheckDelayMs } from "../../lib/reporter/mod.ts";
 
 Deno.test("reporter configuration: defaults, and bad values named", async (t) => {
   await t.step("defaults: 45 s heartbeat while a decision waits on the demand, 600 s at rest", () => {
@@ -8,6 +9,7 @@ Deno.test("reporter configuration: defaults, and bad values named", async (t) =>
     assert.equal(r.config.heartbeatSeconds, 45);
     assert.equal(r.config.idleHeartbeatSeconds, 600);
     assert.equal(r.config.leaseSeconds, 30);
+    assert.equal(r.config.kubeconfigRecheckSeconds, 300);
   });
 
   await t.step(
@@ -44,4 +46,13 @@ Deno.test("reporter configuration: defaults, and bad values named", async (t) =>
     assert.ok(!r.ok);
     assert.match(r.message, /REPORTER_RENEW_SECONDS must be at most half of REPORTER_LEASE_SECONDS/);
   });
+});
+
+Deno.test("kubeconfig rechecks: the period while the tenant is read, sooner in trouble, soonest when refused", () => {
+  assert.equal(recheckDelayMs("none", 300), 300_000);
+  assert.equal(recheckDelayMs("troubled", 300), 60_000);
+  assert.equal(recheckDelayMs("refused", 300), 2000);
+  // A period shorter than the trouble bounds is never lengthened by trouble.
+  assert.equal(recheckDelayMs("troubled", 2), 2000);
+  assert.equal(recheckDelayMs("refused", 1), 1000);
 });
