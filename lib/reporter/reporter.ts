@@ -12,6 +12,9 @@ import { leaseName, liveMembers, MEMBER_LABEL, memberLease, ownerOf } from "./sh
 import { FIELD_MANAGER, startTenant, type TenantWorker } from "./tenant.ts";
 import { HEARTBEAT_SECONDS, IDLE_HEARTBEAT_SECONDS, UNREADABLE_STATES } from "./inventory.ts";
 
+/** The shortest time between two reconciles of the tenant set (ms). */
+const RECONCILE_INTERVAL_MS = 1000;
+
 /** Options of {@linkcode startReporter}. */
 export interface ReporterOptions {
   readonly kube: FullKubeClient;
@@ -153,13 +156,19 @@ export function startReporter(options: ReporterOptions): Reporter {
       metrics.writes.inc({ part, reason: ok ? reason : "failed" }),
   };
 
-  // Every TenantCluster event asks for a reconcile; one queued behind the running one covers them all.
+  // Every TenantCluster event asks for a reconcile; one queued behind the running one covers them all. A reconcile
+  // reads every cluster, and a burst writes cluster statuses without pause: they are at most one a second, or the
+  // reconciles alone grow with the square of the clusters.
   let queued = false;
+  let lastReconcile = 0;
   const schedule = () => {
     if (queued) return;
     queued = true;
-    reconciling = reconciling.then(() => {
+    reconciling = reconciling.then(async () => {
+      const wait = lastReconcile + RECONCILE_INTERVAL_MS - Date.now();
+      if (wait > 0 && !stopped) await new Promise((r) => setTimeout(r, wait));
       queued = false;
+      lastReconcile = Date.now();
       return reconcile();
     }).catch((err) => log({ msg: "reconcile failed", error: String(err) }));
   };
