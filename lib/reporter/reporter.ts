@@ -10,6 +10,7 @@ import { type FullKubeClient, startWatch } from "../kube/mod.ts";
 import { type KubeconfigLocation, reportedTenants, type Tenant } from "./tenants.ts";
 import { leaseName, liveMembers, MEMBER_LABEL, memberLease, ownerOf } from "./shards.ts";
 import { FIELD_MANAGER, startTenant, type TenantWorker } from "./tenant.ts";
+import { coalesce } from "./coalesce.ts";
 import { HEARTBEAT_SECONDS, IDLE_HEARTBEAT_SECONDS, UNREADABLE_STATES } from "./inventory.ts";
 
 /** The shortest time between two reconciles of the tenant set (ms). */
@@ -139,7 +140,6 @@ export function startReporter(options: ReporterOptions): Reporter {
   let members: string[] = [];
   let renewedAt = 0;
   let stopped = false;
-  let reconciling: Promise<void> = Promise.resolve();
 
   const tenantContext = {
     limit: createLimiter(MAX_CONCURRENT_WRITES),
@@ -156,22 +156,13 @@ export function startReporter(options: ReporterOptions): Reporter {
       metrics.writes.inc({ part, reason: ok ? reason : "failed" }),
   };
 
-  // Every TenantCluster event asks for a reconcile; one queued behind the running one covers them all. A reconcile
-  // reads every cluster, and a burst writes cluster statuses without pause: they are at most one a second, or the
-  // reconciles alone grow with the square of the clusters.
-  let queued = false;
-  let lastReconcile = 0;
-  const schedule = () => {
-    if (queued) return;
-    queued = true;
-    reconciling = reconciling.then(async () => {
-      const wait = lastReconcile + RECONCILE_INTERVAL_MS - Date.now();
-      if (wait > 0 && !stopped) await new Promise((r) => setTimeout(r, wait));
-      queued = false;
-      lastReconcile = Date.now();
-      return reconcile();
-    }).catch((err) => log({ msg: "reconcile failed", error: String(err) }));
-  };
+  // Every TenantCluster event asks for a reconcile. A reconcile reads every cluster, and a burst writes cluster
+  // statuses without pause: they are at most one a second, or the reconciles alone grow with the square of the
+  // clusters.
+  const reconciles = coalesce(() => reconcile(), RECONCILE_INTERVAL_MS, {
+    onError: (err) => log({ msg: "reconcile failed", error: String(err) }),
+  });
+  const schedule = () => reconciles.request();
   const tcs = startWatch({
     client: kube,
     path: `${GROUP_PATH}/tenantclusters`,
@@ -247,7 +238,7 @@ export function startReporter(options: ReporterOptions): Reporter {
       stopped = true;
       clearInterval(renewing);
       clearInterval(counting);
-      await reconciling;
+      await reconciles.idle();
       await Promise.all([tcs.stop(), pcs.stop(), ...[...workers.values()].map((w) => w.stop())]);
       workers.clear();
       await kube.remove(`${leasePath}/${leaseName(identity)}`).catch((err) =>
