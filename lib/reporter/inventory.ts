@@ -224,8 +224,8 @@ function heartbeatPeriod(input: InventoryInput, services: readonly InventoryServ
  * from what is stored or `observedAt` is due: `heartbeatSeconds` old while a decision waits on the demand (a
  * Service pending, a growth allocation counting down to its release), `idleHeartbeatSeconds` otherwise. While it
  * is not watched, nothing in the spec is touched, so `observedAt` ages and the TenantCluster reports
- * `DemandUnknown` (after 5 or 30 minutes) instead of acting on a list nobody can vouch for. The status (conditions `Reporting` and `Complete`, counts) is written
- * when it changes.
+ * `DemandUnknown` (after 5 or 30 minutes) instead of acting on a list nobody can vouch for. The status
+ * (conditions `Reporting` and `Complete`, counts) is written when it changes.
  *
  * @example
  * ```ts
