@@ -4,7 +4,7 @@
  *
  *   npx -y deno@2.9.6 bench --allow-read --allow-env bench/pool_show_bench.ts
  */
-import { poolSyncBody } from "../hooks/networkpool/bench_data.ts";
+import { poolSyncBody } from "./pool_data.ts";
 import {
   type AllocationInfo,
   type PoolObject,

@@ -157,7 +157,8 @@ Deno.test("the image: every module the commands load, and no test or benchmark",
 
   await t.step("the patterns mean what they say", () => {
     assert.ok(!shipped("lib/ipam/allocator_test.ts"));
-    assert.ok(!shipped("hooks/team/bench_data.ts"));
+    assert.ok(!shipped("bench/team_data.ts"));
+    assert.ok(!shipped("hooks/team/sync_bench.ts"));
     assert.ok(!shipped("lib/testing/golden.ts"));
     assert.ok(shipped("lib/ipam/allocator.ts"));
     assert.ok(shipped("plan.ts"));

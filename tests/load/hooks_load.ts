@@ -15,8 +15,8 @@
  *
  * Not part of the test suite: timings belong in recorded figures, never in assertions.
  */
-import { poolSyncBody } from "../../hooks/networkpool/bench_data.ts";
-import { teamSyncBody } from "../../hooks/team/bench_data.ts";
+import { poolSyncBody } from "../../bench/pool_data.ts";
+import { teamSyncBody } from "../../bench/team_data.ts";
 
 const args = Deno.args;
 const flag = (name: string, fallback: string) => {

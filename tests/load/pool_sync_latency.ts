@@ -8,7 +8,7 @@
  * response. Not part of the test suite: timings belong in recorded figures, never in assertions.
  */
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { poolSyncBody, postPoolSync } from "../../hooks/networkpool/bench_data.ts";
+import { poolSyncBody, postPoolSync } from "../../bench/pool_data.ts";
 import { createTestApp } from "../../lib/testing/mod.ts";
 
 const runs = Number(Deno.args.find((a) => a.startsWith("--runs="))?.slice(7) ?? 200);

@@ -7,7 +7,7 @@
  * baseline). Pools of 10,000 and 20,000 grants of 8 addresses with gaps, in a /12, UIDs as the API server writes
  * them.
  */
-import { Allocator, type Range } from "../ipam/mod.ts";
+import { Allocator, type Range } from "../lib/ipam/mod.ts";
 import {
   encodeGrantV1,
   encodeRecord,
@@ -17,7 +17,7 @@ import {
   timeToken,
   uidToken,
   writeLedgerV1,
-} from "./mod.ts";
+} from "../lib/pool_ledger/mod.ts";
 
 const BASE = 0x0a100000n; // 10.16.0.0/12
 const POOL = {

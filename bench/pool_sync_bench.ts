@@ -7,9 +7,9 @@
  * `JSON.stringify` of the same response. The 5,000-grant pool is also synced once as version 0.1 wrote it
  * (`status.grants`), which is what the first sync after an upgrade costs.
  */
-import { HOOK_ROUTES } from "../mod.ts";
-import { createTestApp } from "../../lib/testing/mod.ts";
-import { poolSyncBody, postPoolSync } from "./bench_data.ts";
+import { HOOK_ROUTES } from "../hooks/mod.ts";
+import { createTestApp } from "../lib/testing/mod.ts";
+import { poolSyncBody, postPoolSync } from "./pool_data.ts";
 
 const NEW = 10;
 const { app } = createTestApp(HOOK_ROUTES);

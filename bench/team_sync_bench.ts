@@ -4,9 +4,9 @@
  * A Team sync through the HTTP route with 1,000 TenantClusters related: the `payments`-style team (two
  * environments, quotas on every dimension), clusters spread over both environments and 20 owners.
  */
-import { HOOK_ROUTES } from "../mod.ts";
-import { createTestApp } from "../../lib/testing/mod.ts";
-import { teamSyncBody } from "./bench_data.ts";
+import { HOOK_ROUTES } from "../hooks/mod.ts";
+import { createTestApp } from "../lib/testing/mod.ts";
+import { teamSyncBody } from "./team_data.ts";
 
 const CLUSTERS = 1000;
 const body = teamSyncBody(CLUSTERS);

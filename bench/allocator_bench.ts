@@ -6,7 +6,7 @@
  * the same run. The /12 is built from the grants both as the NetworkPool ledger hands them over (number offsets)
  * and as BigInt ranges.
  */
-import { Allocator, type OffsetRanges, parseCidr, type Range } from "./mod.ts";
+import { Allocator, type OffsetRanges, parseCidr, type Range } from "../lib/ipam/mod.ts";
 
 /** Deterministic grants of 1..16 addresses separated by gaps of 1..16, from the start of the pool. */
 function scatter(start: bigint, count: number): Range[] {

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { groupKey } from "../../lib/contract/mod.ts";
-import { CHILD_TYPES } from "./rbac.ts";
+import { groupKey } from "../lib/contract/mod.ts";
+import { CHILD_TYPES } from "../hooks/team/rbac.ts";
 
 /** A Team sync request body with `clusters` TenantClusters related. */
 export function teamSyncBody(clusters: number): string {

@@ -2,12 +2,12 @@
  * Admission decisions are pure and cheap: the ProviderConfig delete check over 1,000 TenantClusters, the Team
  * environment-removal check over 1,000, and the TenantCluster provider check. Figures: docs/performance.md.
  */
-import type { AdmissionReviewRequest } from "../../lib/contract/mod.ts";
-import { admitTeam } from "../team/admission.ts";
-import { admitTenantCluster } from "../tenantcluster/admission.ts";
-import { admitProviderConfig } from "./admission.ts";
+import type { AdmissionReviewRequest } from "../lib/contract/mod.ts";
+import { admitTeam } from "../hooks/team/admission.ts";
+import { admitTenantCluster } from "../hooks/tenantcluster/admission.ts";
+import { admitProviderConfig } from "../hooks/providerconfig/admission.ts";
 
-const root = new URL("../../tests/fixtures", import.meta.url).pathname;
+const root = new URL("../tests/fixtures", import.meta.url).pathname;
 const review = (path: string) =>
   JSON.parse(Deno.readTextFileSync(`${root}/${path}/request.json`)) as AdmissionReviewRequest;
 const reads = (path: string) => JSON.parse(Deno.readTextFileSync(`${root}/${path}/reads.json`));

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { formatAddress } from "../../lib/ipam/mod.ts";
-import { encodeGrantV1, encodeRecord, timeToken, uidToken } from "../../lib/pool_ledger/mod.ts";
+import { formatAddress } from "../lib/ipam/mod.ts";
+import { encodeGrantV1, encodeRecord, timeToken, uidToken } from "../lib/pool_ledger/mod.ts";
 
 /** How the related IPAllocations look: the fields the hook reads, or everything Metacontroller sends. */
 export type AllocationShape = "minimal" | "as-sent";
