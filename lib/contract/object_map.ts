@@ -64,7 +64,7 @@ function groups(
 /**
  * A Metacontroller object map: outer key `Kind.apiVersion`, inner key `namespace/name` (v2, namespaced) or
  * `name`. Metacontroller sends every declared group, empty ones as `{}`; an absent or `null` group was not
- * delivered and is kept distinct from an empty one ({@linkcode requireGroups}). Children and attachments, which
+ * delivered and is kept distinct from an empty one ({@linkcode missingGroups}). Children and attachments, which
  * hooks may hand back, are checked as {@linkcode Echoable}.
  */
 export const ObjectMap = objectMap(Echoable);
@@ -158,12 +158,6 @@ export function missingGroups(
     path: formatPath([field, key]),
     message: `group ${key} not delivered`,
   }));
-}
-
-/** Throws {@linkcode UndeliveredGroupsError} when {@linkcode missingGroups} finds any. */
-export function requireGroups(map: ObjectMap | RelatedMap, field: MapField, types: readonly TypeRef[]): void {
-  const problems = missingGroups(map, field, types);
-  if (problems.length) throw new UndeliveredGroupsError(problems);
 }
 
 /** One object of a group that did or did not match the schema the hook expects for that type. */

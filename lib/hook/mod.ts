@@ -26,8 +26,5 @@ export interface HookContext {
   readonly config: HookConfig;
 }
 
-/** A pure hook: same request and context, byte-identical response. */
-export type Hook<Req, Res> = (request: Req, context: HookContext) => Res;
-
 /** The configuration used where none is given (tests, fixtures). */
 export const DEFAULT_HOOK_CONFIG: HookConfig = Object.freeze({ oidcGroupsPrefix: "", idpGroupPrefixes: {} });

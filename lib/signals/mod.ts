@@ -77,6 +77,3 @@ export interface InventorySignal {
 
 /** Every signal. */
 export type Signal = EventSignal | PoolSignal | TeamSignal | DenialSignal | InventorySignal;
-
-/** Derives signals from a request and the response the hook gave it (pure). */
-export type SignalSource<Req, Res> = (request: Req, response: Res) => readonly Signal[];
