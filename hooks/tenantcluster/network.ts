@@ -27,7 +27,7 @@ export function inventoryAgeLimit(
   services: InventorySpec["services"],
   unusedSince: Readonly<Record<string, string>> | undefined,
   now: Date,
-  graceSeconds: number,
+  graceSeconds: number = SHRINK_GRACE_SECONDS,
 ): number {
   const runOut = Object.entries(unusedSince ?? {}).filter(([, since]) => {
     const t = parseTime(since);

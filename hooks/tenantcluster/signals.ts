@@ -4,7 +4,7 @@ import type { HookContext } from "../../lib/hook/mod.ts";
 import type { Signal } from "../../lib/signals/mod.ts";
 import { parseTime } from "../../lib/time/mod.ts";
 import { InventorySpec, IpamMemory } from "../../lib/api/mod.ts";
-import { inventoryAgeLimit, SHRINK_GRACE_SECONDS } from "./network.ts";
+import { inventoryAgeLimit } from "./network.ts";
 
 /**
  * The signal of a TenantCluster sync: how old its LoadBalancerInventory was (the reporter's lag as the hook saw
@@ -28,7 +28,11 @@ export function tenantClusterSignals(
   if (!inventory.success || !at) return [];
   const memory = IpamMemory.parse((request.parent.status as { ipam?: unknown } | undefined)?.ipam ?? {});
   const ageSeconds = Math.max(0, (context.now.getTime() - at.getTime()) / 1000);
-  const grace = context.config.shrinkGraceSeconds ?? SHRINK_GRACE_SECONDS;
-  const maxAgeSeconds = inventoryAgeLimit(inventory.data.services, memory.unusedSince, context.now, grace);
+  const maxAgeSeconds = inventoryAgeLimit(
+    inventory.data.services,
+    memory.unusedSince,
+    context.now,
+    context.config.shrinkGraceSeconds,
+  );
   return [{ signal: "inventory", namespace, name, ageSeconds, maxAgeSeconds }];
 }

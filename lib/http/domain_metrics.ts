@@ -134,7 +134,7 @@ export function createDomainMetrics(registry: client.Registry, now: () => number
     },
     butler_loadbalancer_inventory_max_age_seconds: {
       help:
-        "The inventory age past which the TenantCluster reports DemandUnknown: 300 while a decision waits on it (a Service pending, a growth allocation counting down to release), else 1800.",
+        "The inventory age past which the TenantCluster reports DemandUnknown: 300 while a decision is due (a Service pending, a release whose grace has run out), else 1800.",
       labels: ["namespace", "tenantcluster"],
     },
   });

@@ -164,7 +164,10 @@ export interface InventoryInput {
    * demand nobody reads (static IPAM).
    */
   readonly heartbeatSeconds?: number;
-  /** How often it is refreshed while none does; `Infinity` for static IPAM. */
+  /**
+   * How often it is refreshed while none does; `Infinity` for static IPAM. Unset, it is `heartbeatSeconds` when
+   * that is given (so `heartbeatSeconds: Infinity` alone means never), else {@linkcode IDLE_HEARTBEAT_SECONDS}.
+   */
   readonly idleHeartbeatSeconds?: number;
   /** The TenantCluster's `status.ipam.unusedSince`: growth allocations counting down to their release. */
   readonly unusedSince?: Readonly<Record<string, unknown>>;
