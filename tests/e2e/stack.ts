@@ -42,12 +42,18 @@ function shippedContainer(): Obj {
   )!.spec.template.spec.containers[0];
 }
 
+/** A container's literal environment (`value`, not `valueFrom`), by name. */
+function literalEnv(container: Obj): Record<string, string> {
+  return Object.fromEntries(
+    ((container.env ?? []) as { name: string; value?: string }[]).filter((e) => e.value !== undefined)
+      .map((e) => [e.name, e.value!]),
+  );
+}
+
 /** The shipped sizing variables (workers, queue, deadline, body limit, V8 heap caps, drain), by name. */
 export function shippedSizing(): Record<string, string> {
   return Object.fromEntries(
-    (shippedContainer().env as { name: string; value?: string }[])
-      .filter((e) => SIZING.includes(e.name) && e.value !== undefined)
-      .map((e) => [e.name, e.value!]),
+    Object.entries(literalEnv(shippedContainer())).filter(([name]) => SIZING.includes(name)),
   );
 }
 
@@ -142,12 +148,8 @@ export async function startReporter(options: ReporterOptions): Promise<Deno.Chil
       ["/app", ROOT],
     ])
   );
-  const shipped = Object.fromEntries(
-    (container.env as { name: string; value?: string }[]).filter((e) => e.value !== undefined)
-      .map((e) => [e.name, e.value!]),
-  );
   return spawnLogged([Deno.execPath(), ...args], options.log, {
-    ...shipped,
+    ...literalEnv(container),
     POD_NAMESPACE: "butler-system",
     HOSTNAME: options.name,
     HOST: "127.0.0.1",
