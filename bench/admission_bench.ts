@@ -25,10 +25,17 @@ const teamUpdate = review("team/admission/remove-environment-in-use");
 const tcCreate = review("tenantcluster/admission/team-scoped-provider-of-another-team");
 const tcReads = Object.values(reads("tenantcluster/admission/team-scoped-provider-of-another-team"))[0];
 
-Deno.bench("admission: ProviderConfig delete, 1,000 TenantClusters", () => {
+// A list read anew (the namespace changed since the last review) is counted; the same list again is looked up.
+Deno.bench("admission: ProviderConfig delete, 1,000 TenantClusters, a list read anew", () => {
+  admitProviderConfig(pcDelete, undefined, { tenantClusters: [...clusters] });
+});
+Deno.bench("admission: ProviderConfig delete, 1,000 TenantClusters, the same list again", () => {
   admitProviderConfig(pcDelete, undefined, { tenantClusters: clusters });
 });
-Deno.bench("admission: Team environment removal, 1,000 TenantClusters", () => {
+Deno.bench("admission: Team environment removal, 1,000 TenantClusters, a list read anew", () => {
+  admitTeam(teamUpdate, undefined, { tenantClusters: [...clusters] });
+});
+Deno.bench("admission: Team environment removal, 1,000 TenantClusters, the same list again", () => {
   admitTeam(teamUpdate, undefined, { tenantClusters: clusters });
 });
 Deno.bench("admission: TenantCluster with another team's ProviderConfig", () => {
@@ -85,7 +92,17 @@ const quotaLedger = {
   ),
 };
 const quotaNow = { now: new Date("2026-11-22T10:00:00Z") };
-Deno.bench("admission: TenantCluster create, quotas over 1,000 TenantClusters", () => {
+Deno.bench("admission: TenantCluster create, quotas over 1,000 TenantClusters, a list read anew", () => {
+  const d = admitTenantCluster(quotaReview, quotaNow, {
+    ...quotaReads,
+    clusters: [...teamClusters],
+    provider: Object.entries(quotaReads).find(([k]) => k.includes("/providerconfigs/"))![1],
+    team: quotaTeam,
+    ledger: quotaLedger,
+  });
+  if (!("write" in d)) throw new Error(`expected an admitted, reserved create: ${JSON.stringify(d)}`);
+});
+Deno.bench("admission: TenantCluster create, quotas over 1,000 TenantClusters, the same list again", () => {
   const d = admitTenantCluster(quotaReview, quotaNow, {
     ...quotaReads,
     clusters: teamClusters,

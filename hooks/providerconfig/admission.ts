@@ -50,6 +50,41 @@ function resolvedClusters(reads: Reads): [string, unknown][] {
 }
 
 /**
+ * The clusters that hold a ProviderConfig, resolved once per set of lists read: the watch cache hands out the same
+ * lists until one changes, and every delete review of a burst asks the same of them.
+ */
+function blockingClusters(pc: { name: string; namespace?: string | undefined }, reads: Reads): string[] {
+  const list = reads.tenantClusters;
+  if (typeof list !== "object" || list === null) return clustersReferencing(pc, resolvedClusters(reads));
+  let memo = RESOLVED.get(list);
+  if (!memo || memo.teams !== reads.teams || memo.providerConfigs !== reads.providerConfigs) {
+    memo = {
+      teams: reads.teams,
+      providerConfigs: reads.providerConfigs,
+      clusters: resolvedClusters(reads),
+      byProvider: new Map(),
+    };
+    RESOLVED.set(list, memo);
+  }
+  const key = JSON.stringify([pc.namespace, pc.name]);
+  let blocking = memo.byProvider.get(key);
+  if (!blocking) {
+    // Names come from reviews: a burst of made-up ones must not grow the memo without bound.
+    if (memo.byProvider.size >= BY_PROVIDER_MAX) memo.byProvider.clear();
+    memo.byProvider.set(key, blocking = clustersReferencing(pc, memo.clusters));
+  }
+  return blocking;
+}
+
+const RESOLVED = new WeakMap<object, {
+  teams: unknown;
+  providerConfigs: unknown;
+  clusters: [string, unknown][];
+  byProvider: Map<string, string[]>;
+}>();
+const BY_PROVIDER_MAX = 256;
+
+/**
  * ProviderConfig admission: a delete is refused while a TenantCluster references it, with the message its
  * finalizer reports (the finalizer stays as the second line of defence). Every other rule is CRD CEL.
  *
@@ -66,7 +101,7 @@ export function admitProviderConfig(
   const r = review.request;
   if (r.operation !== "DELETE") return { allowed: true };
   const name = r.name ?? "";
-  const blocking = clustersReferencing({ name, namespace: r.namespace }, resolvedClusters(reads));
+  const blocking = blockingClusters({ name, namespace: r.namespace }, reads);
   if (!blocking.length) return { allowed: true };
   const message = deletionBlockedMessage(name, blocking);
   return deletionInUse(message);

@@ -29,6 +29,29 @@ export function teamAdmissionReads(review: AdmissionReviewRequest): ReadPlan {
 }
 
 /**
+ * The clusters (`namespace/name`, sorted) that use each environment, not being deleted: once per list read (the
+ * watch cache hands out the same list until the namespace changes, and every review of it asks the same).
+ */
+function environmentsInUse(list: unknown): ReadonlyMap<string, readonly string[]> {
+  const known = typeof list === "object" && list !== null ? IN_USE.get(list) : undefined;
+  if (known) return known;
+  const byEnv = new Map<string, string[]>();
+  for (const [key, tc] of keyedItems(list)) {
+    const m = (tc as { metadata: { labels?: Record<string, string>; deletionTimestamp?: string } }).metadata;
+    const env = m.labels?.[LABELS.environment];
+    if (!env || m.deletionTimestamp) continue;
+    const keys = byEnv.get(env);
+    if (keys) keys.push(key);
+    else byEnv.set(env, [key]);
+  }
+  for (const keys of byEnv.values()) keys.sort();
+  if (typeof list === "object" && list !== null) IN_USE.set(list, byEnv);
+  return byEnv;
+}
+
+const IN_USE = new WeakMap<object, ReadonlyMap<string, readonly string[]>>();
+
+/**
  * Team admission: removing an environment that TenantClusters still use (their environment label; clusters
  * being deleted do not count) is refused, naming them; without this they would go `Failed`. Who may change
  * what on a Team is decided by ValidatingAdmissionPolicies, not here.
@@ -40,14 +63,10 @@ export function admitTeam(
 ): AdmissionDecision {
   const removed = removedEnvironments(review);
   if (removed.length === 0) return { allowed: true };
-  const clusters = keyedItems(reads.tenantClusters).flatMap(([key, tc]) => {
-    const m = (tc as { metadata: { labels?: Record<string, string>; deletionTimestamp?: string } }).metadata;
-    const env = m.labels?.[LABELS.environment];
-    return env && !m.deletionTimestamp ? [{ key, env }] : [];
-  });
+  const inUse = environmentsInUse(reads.tenantClusters);
   const team = review.request.name ?? "";
   const problems = removed.flatMap((env) => {
-    const using = clusters.filter((c) => c.env === env).map((c) => c.key).sort();
+    const using = inUse.get(env) ?? [];
     return using.length
       ? [
         `cannot remove environment "${env}" from team "${team}": TenantCluster${

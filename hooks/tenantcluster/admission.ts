@@ -8,16 +8,13 @@ import {
   aggregate,
   checkQuota,
   type ClusterObject,
-  covers,
   type FieldError,
   footprintOf,
   footprintText,
-  type Load,
-  loadOf,
   quotaInForce,
   type ShapeMemo,
-  usageOf,
 } from "./quota.ts";
+import { type ClusterIndex, type CountedCluster, covers, indexClusters, loadOf, usageOf } from "./usage.ts";
 import {
   LEDGER_MAX_BYTES,
   LEDGER_NAME,
@@ -130,14 +127,6 @@ export function tenantClusterAdmissionReads(
   };
 }
 
-/** A cluster as quotas count it. */
-interface CountedCluster {
-  readonly name: string;
-  readonly deleting: boolean;
-  readonly load: Load;
-  readonly version?: string | undefined;
-}
-
 /**
  * Each cluster's load as last computed, and what it was computed from. The watch cache keeps an object as the same
  * value until it changes, and the reviews of a team read the same objects: a review then counts a namespace of
@@ -159,18 +148,62 @@ function basisOf(reads: Reads): unknown[] {
   ];
 }
 
+const sameBasis = (a: readonly unknown[], b: readonly unknown[]) =>
+  a.length === b.length && a.every((v, i) => v === b[i]);
+
 function counted(
   c: ClusterObject,
   basis: readonly unknown[],
   compute: () => CountedCluster,
 ): CountedCluster {
   const known = COUNTED.get(c);
-  if (known && known.basis.length === basis.length && known.basis.every((b, i) => b === basis[i])) {
-    return known.counted;
-  }
+  if (known && sameBasis(known.basis, basis)) return known.counted;
   const fresh = compute();
   COUNTED.set(c, { basis, counted: fresh });
   return fresh;
+}
+
+/**
+ * Each view of the clusters as last indexed, and on what basis. A view is the same list while the namespace does
+ * not change (the watch cache hands it out until then, and a group's reviews share one read), so the reviews of a
+ * group count the namespace once between them.
+ */
+const INDEXED = new WeakMap<object, { basis: readonly unknown[]; index: ClusterIndex }>();
+
+function indexed(
+  items: ClusterObject[],
+  basis: readonly unknown[],
+  count: (c: ClusterObject) => CountedCluster,
+) {
+  const known = INDEXED.get(items);
+  if (known && sameBasis(known.basis, basis)) return known.index;
+  const index = indexClusters(items.map((c) => counted(c, basis, () => count(c))));
+  INDEXED.set(items, { basis, index });
+  return index;
+}
+
+/**
+ * A spec as parsed, by the object read: a Team or ProviderConfig is the same object for every review that reads
+ * it until it changes, and parsing is not free. Parsed values are never changed.
+ */
+function parsedOnce<T>(schema: { safeParse(v: unknown): T }, memo: WeakMap<object, T>, spec: unknown): T {
+  if (typeof spec !== "object" || spec === null) return schema.safeParse(spec);
+  let parsed = memo.get(spec);
+  if (parsed === undefined) memo.set(spec, parsed = schema.safeParse(spec));
+  return parsed;
+}
+
+const TEAM_SPECS = new WeakMap<object, ReturnType<typeof TeamSpec.safeParse>>();
+const PROVIDER_SPECS = new WeakMap<object, ReturnType<typeof ProviderConfigSpec.safeParse>>();
+
+/** Shapes resolved under one Team spec as parsed; cleared when large (each distinct cluster shape adds one). */
+const SHAPES = new WeakMap<object, ShapeMemo>();
+const SHAPES_MAX = 4096;
+
+function shapeMemo(team: object): ShapeMemo {
+  let memo = SHAPES.get(team);
+  if (!memo || memo.size > SHAPES_MAX) SHAPES.set(team, memo = new Map());
+  return memo;
 }
 
 /** The view of the namespace's TenantClusters a decision uses, and whether it is live. */
@@ -184,12 +217,23 @@ function clusterView(reads: Reads): { items: ClusterObject[]; live: boolean } {
  * live read can tell a create that failed from a cluster the cache has not seen yet.
  */
 function unseenExpired(reads: Reads, self: string, now: Date): boolean {
-  const expired = [...readQuotaLedger(reads.ledger).reservations]
-    .filter(([name, r]) => name !== self && !reservationFresh(r, now));
-  if (!expired.length) return false;
-  const names = new Set(clusterView(reads).items.map((c) => c.metadata?.name));
-  return expired.some(([name]) => !names.has(name));
+  let names: ReadonlySet<string | undefined> | undefined;
+  for (const [name, r] of readQuotaLedger(reads.ledger).reservations) {
+    if (name === self || reservationFresh(r, now)) continue;
+    names ??= namesIn(clusterView(reads).items);
+    if (!names.has(name)) return true;
+  }
+  return false;
 }
+
+/** The names in a view of the clusters, once per view (every review of a group plans on the same one). */
+function namesIn(items: ClusterObject[]): ReadonlySet<string | undefined> {
+  let names = NAMES.get(items);
+  if (!names) NAMES.set(items, names = new Set(items.map((c) => c.metadata?.name)));
+  return names;
+}
+
+const NAMES = new WeakMap<object, ReadonlySet<string | undefined>>();
 
 /** What the reads are once a staged ledger write has landed: the ledger it writes, in place of the one read. */
 export function tenantClusterAdmissionChain(reads: Reads, write: KubeWrite): Reads {
@@ -341,7 +385,7 @@ export function admitTenantCluster(
     errors.push(...providerErrors(choice, pcObject, teamNameOf(namespace, r.object?.spec)));
   }
   if (!reads.team) return deny(errors);
-  const team = TeamSpec.safeParse((reads.team as { spec?: unknown }).spec);
+  const team = parsedOnce(TeamSpec, TEAM_SPECS, (reads.team as { spec?: unknown }).spec);
   if (!team.success) {
     // A Team the webhook cannot read must not mean "no limits": fail closed, and say where.
     const issue = team.error.issues[0]!;
@@ -356,24 +400,21 @@ export function admitTenantCluster(
     return deny(errors);
   }
 
-  const pcSpec = ProviderConfigSpec.safeParse(pcObject?.spec);
+  const pcSpec = parsedOnce(ProviderConfigSpec, PROVIDER_SPECS, pcObject?.spec);
   const provider = choice && pcSpec.success
     ? { key: key!, name: choice.ref.name, spec: pcSpec.data }
     : undefined;
-  const memo: ShapeMemo = new Map();
+  const memo = shapeMemo(team.data);
   const view = clusterView(reads);
-  const basis = basisOf(reads);
-  const clusters = view.items.map((c) =>
-    counted(c, basis, () => {
-      const cref = resolve(c);
-      return {
-        name: c.metadata?.name ?? "",
-        deleting: Boolean(c.metadata?.deletionTimestamp),
-        load: footprintOf(c, team.data, cref && providerKey(cref.ref), memo),
-        version: c.metadata?.resourceVersion,
-      };
-    })
-  );
+  const clusters = indexed(view.items, basisOf(reads), (c) => {
+    const cref = resolve(c);
+    return {
+      name: c.metadata?.name ?? "",
+      deleting: Boolean(c.metadata?.deletionTimestamp),
+      load: footprintOf(c, team.data, cref && providerKey(cref.ref), memo),
+      version: c.metadata?.resourceVersion,
+    };
+  });
   const { errors: quota, load } = checkQuota({
     operation: r.operation as "CREATE" | "UPDATE",
     namespace,
@@ -429,12 +470,12 @@ function ledgerFull(namespace: string, reservations: number, bytes: number): Adm
  * those past the grace whose cluster was never stored.
  */
 function spent(
-  clusters: readonly CountedCluster[],
+  clusters: ClusterIndex,
   ledger: QuotaLedger,
   live: boolean,
   now: Date,
 ): { drop: (name: string, r: Reservation) => boolean; seen: string | undefined } {
-  const byName = new Map(clusters.map((c) => [c.name, c]));
+  const byName = clusters.byName;
   const dropped = new Set<string>();
   let seen = ledger.seen;
   for (const [key, r] of ledger.reservations) {

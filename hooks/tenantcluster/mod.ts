@@ -12,5 +12,6 @@ export * from "./sync.ts";
 export * from "./routes.ts";
 export * from "./admission.ts";
 export * from "./quota.ts";
+export * from "./usage.ts";
 export * from "./reservations.ts";
 export * from "./signals.ts";

@@ -12,7 +12,6 @@ import {
   compare,
   formatQuantity,
   fromCount,
-  parseQuantity,
   type Quantity,
   readLimit,
   ZERO,
@@ -27,7 +26,8 @@ import {
 import { versionAllowed } from "../../lib/version/mod.ts";
 import type { ConditionInput } from "../../lib/conditions/mod.ts";
 import type { EnvironmentSpec, ProviderConfigSpec, TeamSpec } from "../../lib/api/mod.ts";
-import { type Footprint, type QuotaLedger, reservationFresh } from "./reservations.ts";
+import type { Footprint } from "./reservations.ts";
+import type { Load, Usage } from "./usage.ts";
 
 /** A field error as Kubernetes prints it (`path: Type: detail`). */
 export interface FieldError {
@@ -60,32 +60,6 @@ export interface ClusterObject {
 
 const ENV_PATH = `metadata.labels[${LABELS.environment}]`;
 const CREATOR_PATH = `metadata.annotations[${CREATOR_ANNOTATION}]`;
-
-const q = (text: string): Quantity => {
-  const p = parseQuantity(text);
-  return p.ok ? p.value : ZERO;
-};
-
-/** A footprint with exact quantities, as the checks add them up (a {@linkcode Footprint} is its ledger text). */
-export interface Load {
-  readonly env?: string;
-  readonly owner?: string;
-  readonly provider?: string;
-  readonly nodes: number;
-  readonly cpu: Quantity;
-  readonly memory: Quantity;
-  readonly storage: Quantity;
-}
-
-/** A ledger footprint as a {@linkcode Load}. */
-export function loadOf(f: Footprint): Load {
-  // A ledger's reservations are read once and counted by every review of a group: parsed once each.
-  let load = LOADS.get(f);
-  if (!load) LOADS.set(f, load = { ...f, cpu: q(f.cpu), memory: q(f.memory), storage: q(f.storage) });
-  return load;
-}
-
-const LOADS = new WeakMap<Footprint, Load>();
 
 /** A {@linkcode Load} as the ledger records it (canonical quantities). */
 export function footprintText(l: Load): Footprint {
@@ -125,52 +99,6 @@ export function footprintOf(
   };
 }
 
-/**
- * The loads the team already uses, apart from `self`: every TenantCluster that exists and is not being deleted
- * (with a fresh reservation of its own, the larger of the two per dimension: a scale-up in flight), and every
- * fresh reservation whose cluster has not appeared yet. With a view that may lag (`live` false), every reservation
- * whose cluster is not in it counts, however old.
- */
-export function usageOf(
-  clusters: readonly { name: string; load: Load; deleting: boolean }[],
-  ledger: QuotaLedger,
-  self: string,
-  now: Date,
-  live = true,
-): Load[] {
-  const out: Load[] = [];
-  const seen = new Set<string>();
-  for (const c of clusters) {
-    seen.add(c.name);
-    if (c.name === self || c.deleting) continue;
-    const r = ledger.reservations.get(c.name);
-    out.push(r && reservationFresh(r, now) ? larger(c.load, loadOf(r)) : c.load);
-  }
-  for (const [name, r] of ledger.reservations) {
-    // Past its grace, a reservation stops counting only where a live read shows its cluster was never stored.
-    if (name !== self && !seen.has(name) && (!live || reservationFresh(r, now))) out.push(loadOf(r));
-  }
-  return out;
-}
-
-/** Whether a stored cluster's load already covers its reservation in every dimension (the reservation is spent). */
-export function covers(stored: Load, reserved: Load): boolean {
-  return stored.nodes >= reserved.nodes && compare(stored.cpu, reserved.cpu) >= 0 &&
-    compare(stored.memory, reserved.memory) >= 0 && compare(stored.storage, reserved.storage) >= 0 &&
-    stored.env === reserved.env && stored.owner === reserved.owner && stored.provider === reserved.provider;
-}
-
-function larger(stored: Load, reserved: Load): Load {
-  const max = (a: Quantity, b: Quantity) => compare(a, b) >= 0 ? a : b;
-  return {
-    ...reserved,
-    nodes: Math.max(stored.nodes, reserved.nodes),
-    cpu: max(stored.cpu, reserved.cpu),
-    memory: max(stored.memory, reserved.memory),
-    storage: max(stored.storage, reserved.storage),
-  };
-}
-
 /** Everything {@linkcode checkQuota} decides from. */
 export interface QuotaInput {
   readonly operation: "CREATE" | "UPDATE";
@@ -184,12 +112,11 @@ export interface QuotaInput {
     | { readonly key: string; readonly name: string; readonly spec: ProviderConfigSpec }
     | undefined;
   readonly oldProviderKey?: string | undefined;
-  /** What the rest of the team uses ({@linkcode usageOf}). */
-  readonly usage: readonly Load[];
+  /** What the rest of the team uses (`usageOf`). */
+  readonly usage: Usage;
   readonly memo?: ShapeMemo;
 }
 
-const sum = (ls: readonly Load[], pick: (l: Load) => Quantity) => add(...ls.map(pick));
 const list = (values: readonly string[]) => values.map((v) => JSON.stringify(v)).join(", ");
 const forbidden = (rule: string, path: string, detail: string): FieldError => ({
   path,
@@ -306,16 +233,16 @@ function providerLimitErrors({ input, create, fp, grows }: Step): FieldError[] {
   if (!provider) return [];
   const errors: FieldError[] = [];
   const moved = create || provider.key !== input.oldProviderKey;
-  const onProvider = input.usage.filter((f) => f.provider === provider.key);
+  const onProvider = input.usage.onProvider(provider.key);
   const pcLimits = provider.spec.limits ?? {};
-  if (pcLimits.maxClustersPerTeam && moved && onProvider.length >= pcLimits.maxClustersPerTeam) {
+  if (pcLimits.maxClustersPerTeam && moved && onProvider.clusters >= pcLimits.maxClustersPerTeam) {
     errors.push(forbidden(
       "maxClustersPerTeam",
       "spec",
-      `team namespace "${input.namespace}" already has ${onProvider.length} cluster(s); ProviderConfig "${provider.name}" limits to ${pcLimits.maxClustersPerTeam}`,
+      `team namespace "${input.namespace}" already has ${onProvider.clusters} cluster(s); ProviderConfig "${provider.name}" limits to ${pcLimits.maxClustersPerTeam}`,
     ));
   }
-  const nodes = onProvider.reduce((n, f) => n + f.nodes, 0) + fp.nodes;
+  const nodes = onProvider.nodes + fp.nodes;
   if (pcLimits.maxNodesPerTeam && (moved || grows((f) => f.nodes)) && nodes > pcLimits.maxNodesPerTeam) {
     errors.push(forbidden(
       "maxNodesPerTeam",
@@ -356,16 +283,16 @@ function teamLimitErrors({ input, create, fp, grows }: Step): FieldError[] {
   const limits = input.team.resourceLimits ?? {};
   const errors: FieldError[] = [];
   const maxClusters = limits.maxClusters;
-  if (maxClusters !== undefined && create && usage.length + 1 > maxClusters) {
+  if (maxClusters !== undefined && create && usage.clusters + 1 > maxClusters) {
     errors.push(forbidden(
       "maxClusters",
       "spec",
-      `team "${teamName}" already has ${usage.length} cluster(s); team quota limits to ${maxClusters}`,
+      `team "${teamName}" already has ${usage.clusters} cluster(s); team quota limits to ${maxClusters}`,
     ));
   }
   const perCluster = grows((f) => f.nodes) ? perClusterNodeError(teamName, limits, fp.nodes) : undefined;
   if (perCluster) errors.push(perCluster);
-  const totalNodes = usage.reduce((n, f) => n + f.nodes, 0) + fp.nodes;
+  const totalNodes = usage.nodes + fp.nodes;
   if (limits.maxTotalNodes !== undefined && grows((f) => f.nodes) && totalNodes > limits.maxTotalNodes) {
     errors.push(forbidden(
       "maxTotalNodes",
@@ -374,12 +301,13 @@ function teamLimitErrors({ input, create, fp, grows }: Step): FieldError[] {
     ));
   }
   for (
-    const [label, pick, limit, rule] of [
-      ["CPU", (l: Load) => l.cpu, limits.maxCPUCores, "maxCPUCores"],
-      ["memory", (l: Load) => l.memory, limits.maxMemory, "maxMemory"],
-      ["storage", (l: Load) => l.storage, limits.maxStorage, "maxStorage"],
+    const [label, dimension, limit, rule] of [
+      ["CPU", "cpu", limits.maxCPUCores, "maxCPUCores"],
+      ["memory", "memory", limits.maxMemory, "maxMemory"],
+      ["storage", "storage", limits.maxStorage, "maxStorage"],
     ] as const
   ) {
+    const pick = (l: Load) => l[dimension];
     const max = readLimit(limit);
     if (!grows(pick)) continue;
     if (!max.ok) {
@@ -391,7 +319,7 @@ function teamLimitErrors({ input, create, fp, grows }: Step): FieldError[] {
       ));
       continue;
     }
-    const total = add(sum(usage, pick), pick(fp));
+    const total = add(usage.total(dimension), pick(fp));
     if (max.limit && compare(total, max.limit) > 0) {
       errors.push(forbidden(
         rule,
@@ -410,13 +338,13 @@ function environmentLimitErrors({ input, create, fp, old, env, label, oldLabel }
   if (!env) return [];
   const errors: FieldError[] = [];
   const movedEnv = create || label !== oldLabel;
-  const inEnv = input.usage.filter((f) => f.env === env.name);
+  const inEnv = input.usage.inEnvironment(env.name);
   const envMax = env.limits?.maxClusters;
-  if (envMax !== undefined && movedEnv && inEnv.length >= envMax) {
+  if (envMax !== undefined && movedEnv && inEnv >= envMax) {
     errors.push(forbidden(
       "environmentMaxClusters",
       "spec",
-      `environment "${env.name}" in team "${input.teamName}" already has ${inEnv.length} cluster(s); env quota limits to ${envMax}`,
+      `environment "${env.name}" in team "${input.teamName}" already has ${inEnv} cluster(s); env quota limits to ${envMax}`,
     ));
   }
   const perMember = env.limits?.maxClustersPerMember;
@@ -433,7 +361,7 @@ function environmentLimitErrors({ input, create, fp, old, env, label, oldLabel }
     }
     return errors;
   }
-  const owned = inEnv.filter((f) => f.owner === fp.owner).length;
+  const owned = input.usage.ownedIn(env.name, fp.owner);
   if (owned >= perMember) {
     const annotations = input.object.metadata?.annotations ?? {};
     const named = OWNER_ANNOTATIONS.map((k) => annotations[k]).find(Boolean);
@@ -454,7 +382,7 @@ function environmentLimitErrors({ input, create, fp, old, env, label, oldLabel }
  *
  * @example
  * ```ts
- * checkQuota({ operation: "CREATE", namespace: "team-a", teamName: "a", team, object, usage: [] }); // []
+ * checkQuota({ operation: "CREATE", namespace: "team-a", teamName: "a", team, object, usage: usageOfLoads([]) }); // []
  * ```
  */
 export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Load } {

@@ -1,6 +1,6 @@
 /**
  * `npx -y deno@2.9.6 task load:admission [--concurrency=50] [--creates=1000] [--start=100] [--requests=40]
- * [--memory=10000] [--json=FILE]`
+ * [--memory=10000] [--json=FILE] [--profile=DIR] [--cpu-profile=FILE]`
  *
  * The admission webhooks end to end against the test API server (built like the real API server tier; an already
  * running one is used when `BUTLER_TEST_CLUSTER` is set), judged as ratios measured in one run (issue "Admission
@@ -27,6 +27,7 @@ import { parse } from "yaml";
 import { kubectlValidateBinary } from "../api/tools.ts";
 import { inTestCluster, numberFlag, stringFlag } from "./cli.ts";
 import { cpuSeconds, statusMiB } from "./proc.ts";
+import { startCpuProfile } from "./cpu_profile.ts";
 
 const args = Deno.args;
 const flag = (name: string, fallback: number) => numberFlag(args, name, fallback);
@@ -38,6 +39,12 @@ const memoryClusters = flag("memory", 10_000);
 const jsonFile = stringFlag(args, "json");
 /** With `--profile=DIR`, the service writes V8 tick logs there (`node --prof-process` reads them). */
 const profileDir = stringFlag(args, "profile");
+/**
+ * With `--cpu-profile=FILE`, the service runs with the V8 inspector on loopback and FILE receives a CPU profile of
+ * the creates with the webhooks (Chrome DevTools and `tests/load/cpu_profile.ts` read it): builtins count toward
+ * the function that called them, unlike `--profile`'s tick logs.
+ */
+const cpuProfileFile = stringFlag(args, "cpu-profile");
 
 // Without a cluster, start one and run this script again inside it (DENO_CERT must be set at start-up).
 await inTestCluster(import.meta.url, args, async () => ({ KUBECTL_VALIDATE: await kubectlValidateBinary() }));
@@ -219,13 +226,21 @@ const shippedEnv = Object.fromEntries(
 );
 const memoryLimit = String(container.resources.limits.memory);
 const webhookPort = freePort();
+const inspectorPort = freePort();
 // The service reads and writes as its own ServiceAccount, with the shipped RBAC and ledger policy.
 const token = (await kubectlOk(["create", "token", "butler-hooks", "-n", "butler-system", "--duration=2h"]))
   .trim();
 const kubeconfig = await Deno.makeTempFile({ suffix: ".kubeconfig" });
 Deno.writeTextFileSync(kubeconfig, tokenKubeconfig(c.server, token, { caFile: c.caFile }));
 const child = new Deno.Command(Deno.execPath(), {
-  args: ["run", "--allow-net", "--allow-env", "--allow-read", `${ROOT}/main.ts`],
+  args: [
+    "run",
+    ...(cpuProfileFile ? [`--inspect=127.0.0.1:${inspectorPort}`] : []),
+    "--allow-net",
+    "--allow-env",
+    "--allow-read",
+    `${ROOT}/main.ts`,
+  ],
   ...(profileDir ? { cwd: profileDir } : {}),
   env: {
     ...shippedEnv,
@@ -301,7 +316,12 @@ for (const deadline = Date.now() + 30_000;;) {
   if (Date.now() > deadline) throw new Error(`the webhook never answered: ${JSON.stringify(r.body)}`);
   await new Promise((r) => setTimeout(r, 250));
 }
+const profiler = cpuProfileFile ? await startCpuProfile(inspectorPort) : undefined;
 const withHooks = await drive(creates, realCreate(NS, "c"));
+if (profiler) {
+  Deno.writeTextFileSync(cpuProfileFile!, JSON.stringify(await profiler.stop()));
+  console.log(`  CPU profile of the service during these creates: ${cpuProfileFile}`);
+}
 row("the shipped webhooks, every limit in force (ledger writes)", withHooks);
 console.log(`  cache reads: ${await cacheReads()}`);
 for (const [status, message] of Object.entries(samples)) console.log(`  ${status}: ${message}`);
