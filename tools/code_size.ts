@@ -25,6 +25,8 @@ export interface MeasuredFunction {
   readonly lines: number;
 }
 
+/** `const name = (` with the parameters on the next lines: a function when they close with `) => {`. */
+const MULTILINE_ARROW = /^(\s*)(?:export\s+)?const\s+([\w$]+)\s*=\s*(?:async\s+)?(?:<[^>]*>)?\(\s*$/;
 const OPENERS = [
   /^(\s*)(?:export\s+)?(?:default\s+)?(?:async\s+)?function\*?\s*([\w$]+)\s*[<(]/,
   /^(\s*)(?:export\s+)?(?:const|let)\s+([\w$]+)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|(?:<[^>]*>)?\([^)]*\)?[^=]*=>\s*[{(]?\s*$|[\w$]+\s*=>\s*[{(]?\s*$|(?:<[^>]*>)?\(.*\)\s*(?::\s*[^=]+)?=>\s*\{\s*$)/,
@@ -55,12 +57,23 @@ export function measureFunctions(text: string): MeasuredFunction[] {
   const lines = text.split("\n");
   const found: MeasuredFunction[] = [];
   lines.forEach((line, i) => {
+    const multi = MULTILINE_ARROW.exec(line);
+    if (multi) {
+      const indent = multi[1]!;
+      const signatureEnd = lines.findIndex((l, j) => j > i && l.startsWith(`${indent})`));
+      if (signatureEnd > 0 && /=>\s*\{\s*$/.test(lines[signatureEnd]!)) {
+        const end = lines.findIndex((l, j) => j > signatureEnd && l.startsWith(`${indent}}`));
+        found.push({ name: multi[2]!, line: i + 1, lines: (end < 0 ? signatureEnd : end) - i + 1 });
+      }
+      return;
+    }
     for (const opener of OPENERS) {
       const m = opener.exec(line);
       if (!m || KEYWORDS.has(m[2]!)) continue;
       const indent = m[1]!;
-      // The body closes where a line at the opener's indentation starts with a closing bracket.
-      const close = new RegExp(`^${indent}[}\\])]`);
+      // The body closes where a line at the opener's indentation starts with a closing brace (a parameter list
+      // over several lines closes with a parenthesis first).
+      const close = new RegExp(`^${indent}}`);
       // An arrow whose body is an expression on the next lines ends with the statement, at most one level in.
       const expression = /=>\s*$/.test(line);
       const statementEnd = new RegExp(`^${indent}(?:  )?\\S.*;\\s*$`);

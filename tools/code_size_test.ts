@@ -28,6 +28,19 @@ Deno.test("code size: functions are measured from deno fmt's layout", async (t) 
         "  }", // 20
         "}",
         "const one = (a: number) => a + 1;",
+        "function long(", // 23
+        "  a: number,",
+        "): number {",
+        "  return a;",
+        "}", // 27
+        "export const multi = (", // 28
+        "  a: number,",
+        ") => {",
+        "  return a;",
+        "};", // 32
+        "const notAFunction = (",
+        "  1 + 2",
+        ");",
         "",
       ].join("\n");
       assert.deepEqual(measureFunctions(text), [
@@ -36,6 +49,8 @@ Deno.test("code size: functions are measured from deno fmt's layout", async (t) 
         { name: "block", line: 7, lines: 3 },
         { name: "expression", line: 10, lines: 4 },
         { name: "method", line: 15, lines: 6 },
+        { name: "long", line: 23, lines: 5 },
+        { name: "multi", line: 28, lines: 5 },
       ]);
     },
   );

@@ -6,6 +6,8 @@
  * @module
  */
 export * from "./network.ts";
+export { DEFAULTS, type ObservedChild, type Plan, type PlanInput, type Role, roleOf } from "./plan_draft.ts";
+export * from "./elastic.ts";
 export * from "./metallb.ts";
 export * from "./resync.ts";
 export * from "./sync.ts";

@@ -4,7 +4,7 @@ import type { HookContext } from "../../lib/hook/mod.ts";
 import type { Signal } from "../../lib/signals/mod.ts";
 import { parseTime } from "../../lib/time/mod.ts";
 import { InventorySpec, IpamMemory } from "../../lib/api/mod.ts";
-import { inventoryAgeLimit } from "./network.ts";
+import { inventoryAgeLimit } from "./elastic.ts";
 
 /**
  * The signal of a TenantCluster sync: how old its LoadBalancerInventory was (the reporter's lag as the hook saw

@@ -26,7 +26,8 @@ import {
   tenantClusterRefOf,
 } from "../../lib/api/mod.ts";
 import { CONFIGMAP, metallbConfigMap } from "./metallb.ts";
-import { type ObservedChild, planNetwork } from "./network.ts";
+import { planNetwork } from "./network.ts";
+import type { ObservedChild } from "./plan_draft.ts";
 import { resyncAfter, stateInterval } from "./resync.ts";
 import { clusterPolicyConditions } from "./quota.ts";
 import {
