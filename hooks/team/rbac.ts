@@ -6,6 +6,7 @@ import type { HookConfig } from "../../lib/hook/mod.ts";
 import { groupSubjects } from "./groups.ts";
 import type { Role, TeamSpec } from "../../lib/api/mod.ts";
 import { teamNamespace } from "../../lib/api/mod.ts";
+import { fnv1a32 } from "../../lib/hash/mod.ts";
 
 /** Child types of the Team controller, with the exact apiVersions declared in its CompositeController. */
 export const CHILD_TYPES = {
@@ -25,12 +26,7 @@ export function roleClusterRole(role: Role): string {
 
 /** FNV-1a, 32 bits, as 8 hex digits: a short, stable, dependency-free hash for names. */
 export function shortHash(text: string): string {
-  let h = 0x811c9dc5;
-  for (const byte of new TextEncoder().encode(text)) {
-    h ^= byte;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, "0");
+  return fnv1a32(new TextEncoder().encode(text)).toString(16).padStart(8, "0");
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   groupKey,
   keepObserved,
   type KubeObject,
+  objectKey,
   readGroup,
 } from "../../lib/contract/mod.ts";
 import type { HookContext } from "../../lib/hook/mod.ts";
@@ -83,8 +84,7 @@ const ALL_CHILD_TYPES = Object.values(CHILD_TYPES);
 
 function observedKeys(children: CompositeRequest["children"], objects: readonly KubeObject[]): string[] {
   return objects.filter((o) => {
-    const key = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
-    return !children[groupKey(o)]?.[key];
+    return !children[groupKey(o)]?.[objectKey(o)];
   }).map((o) => `${o.kind} ${o.metadata.name}`);
 }
 

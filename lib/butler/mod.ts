@@ -5,6 +5,7 @@
  */
 import {
   missingGroups,
+  objectKey,
   type ObjectMap,
   type RelatedMap,
   type TypeRef,
@@ -144,6 +145,11 @@ export function keyedItems(items: unknown): [string, unknown][] {
   return items.flatMap((item) => {
     const m = (item as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
     if (typeof m?.name !== "string") return [];
-    return [[typeof m.namespace === "string" && m.namespace ? `${m.namespace}/${m.name}` : m.name, item]];
+    return [[
+      objectKey({
+        metadata: { name: m.name, namespace: typeof m.namespace === "string" ? m.namespace : undefined },
+      }),
+      item,
+    ]];
   });
 }

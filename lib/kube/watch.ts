@@ -8,6 +8,7 @@
  */
 import { chunkReader } from "./chunks.ts";
 import { type FullKubeClient, KubeApiError } from "./client.ts";
+import { objectKey } from "../contract/object.ts";
 
 /** How a watch is doing. */
 export type WatchHealth =
@@ -86,7 +87,9 @@ const META = (raw: unknown) =>
 export function keyOf(raw: unknown): string | undefined {
   const m = META(raw);
   if (typeof m?.name !== "string") return undefined;
-  return typeof m.namespace === "string" && m.namespace ? `${m.namespace}/${m.name}` : m.name;
+  return objectKey({
+    metadata: { name: m.name, namespace: typeof m.namespace === "string" ? m.namespace : undefined },
+  });
 }
 
 /** Reads a response body as text, failing past `max` bytes without reading the rest. */

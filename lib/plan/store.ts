@@ -1,5 +1,6 @@
 import { encodeBase64 } from "../encoding/mod.ts";
 import { groupOf, type Resources, type ResourceType } from "./resources.ts";
+import { fnv1a32 } from "../hash/mod.ts";
 
 /** A Kubernetes object as the plan holds it: plain JSON. */
 // deno-lint-ignore no-explicit-any
@@ -28,23 +29,13 @@ export function canonical(value: unknown): string {
   );
 }
 
-/** 32-bit FNV-1a of `text`, started from `seed`. */
-function fnv(text: string, seed: number): number {
-  let h = seed >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 16777619) >>> 0;
-  }
-  return h;
-}
-
 /**
  * A UID derived from an object's identity, so that a plan gives the same UIDs (and so the same ledgers, labels
  * and owner references) on every run.
  */
 export function planUid(key: string): string {
   const hex = [0x811c9dc5, 0x01000193, 0x5bd1e995, 0x27d4eb2f]
-    .map((seed) => fnv(key, seed).toString(16).padStart(8, "0")).join("");
+    .map((seed) => fnv1a32(key, seed).toString(16).padStart(8, "0")).join("");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${
     hex.slice(20, 32)
   }`;

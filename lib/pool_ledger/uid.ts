@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { FNV_OFFSET_32, FNV_PRIME_32 } from "../hash/mod.ts";
 
 /** Starts a UUID token: 22 base64url characters follow. */
 export const UUID_MARK = ":";
@@ -157,19 +158,19 @@ export function isToken(token: string, at = 0): boolean {
 export function tokenHash(token: string, at = 0): number {
   const n = token.length;
   const mark = token.charCodeAt(at);
-  let h = 0x811c9dc5 | 0;
+  let h = FNV_OFFSET_32 | 0;
   if (mark === UUID_CODE) {
     if (n !== at + 23) return -1;
     let bad = 0;
     for (let i = at + 1; i < n; i++) {
       const c = token.charCodeAt(i);
       bad |= c < 128 ? B64_VALUE[c]! : -1;
-      h = Math.imul(h ^ c, 0x01000193);
+      h = Math.imul(h ^ c, FNV_PRIME_32);
     }
     return bad < 0 || (B64_VALUE[token.charCodeAt(n - 1)]! & 15) !== 0 ? -1 : h >>> 1;
   }
   if (mark !== LITERAL_CODE || n <= at + 1) return -1;
-  for (let i = at + 1; i < n; i++) h = Math.imul(h ^ token.charCodeAt(i), 0x01000193);
+  for (let i = at + 1; i < n; i++) h = Math.imul(h ^ token.charCodeAt(i), FNV_PRIME_32);
   return n - at === 37 && UUID.test(token.slice(at + 1)) ? -1 : h >>> 1;
 }
 
