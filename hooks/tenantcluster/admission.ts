@@ -4,16 +4,9 @@ import { type KubeWrite, type ReadPlan, type Reads, type Staged, staged } from "
 import type { HookContext } from "../../lib/hook/mod.ts";
 import { ProviderConfigSpec, TeamSpec } from "../../lib/api/mod.ts";
 import { formatTime } from "../../lib/time/mod.ts";
-import {
-  aggregate,
-  checkQuota,
-  type ClusterObject,
-  type FieldError,
-  footprintOf,
-  footprintText,
-  quotaInForce,
-  type ShapeMemo,
-} from "./quota.ts";
+import { checkQuota, quotaInForce } from "./quota.ts";
+import { aggregate, type FieldError } from "./restrictions.ts";
+import { type ClusterObject, footprintOf, footprintText, type ShapeMemo } from "./footprint.ts";
 import { type ClusterIndex, type CountedCluster, covers, indexClusters, loadOf, usageOf } from "./usage.ts";
 import {
   LEDGER_MAX_BYTES,

@@ -18,7 +18,7 @@ import {
   TeamSpec,
   TenantClusterSpec,
 } from "../../lib/api/mod.ts";
-import { clusterPolicyConditions } from "./quota.ts";
+import { clusterPolicyConditions } from "./restrictions.ts";
 
 /** A related object of one kind by its key (`namespace/name`, or `name`), when Metacontroller sent it. */
 export function related<T>(

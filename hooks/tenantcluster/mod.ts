@@ -14,6 +14,8 @@ export * from "./sync.ts";
 export * from "./routes.ts";
 export * from "./admission.ts";
 export * from "./quota.ts";
+export * from "./restrictions.ts";
+export * from "./footprint.ts";
 export * from "./usage.ts";
 export * from "./reservations.ts";
 export * from "./signals.ts";

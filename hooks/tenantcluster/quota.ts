@@ -6,98 +6,15 @@
  *
  * @module
  */
-import { CREATOR_ANNOTATION, LABELS, OWNER_ANNOTATIONS, ownerOf } from "../../lib/butler/mod.ts";
-import {
-  add,
-  compare,
-  formatQuantity,
-  fromCount,
-  type Quantity,
-  readLimit,
-  ZERO,
-} from "../../lib/quantity/mod.ts";
-import {
-  type ClusterSpecInput,
-  type EffectiveShape,
-  recordedShape,
-  type ResolvedShape,
-  resolveTeamShape,
-} from "../../lib/shape/mod.ts";
-import { versionAllowed } from "../../lib/version/mod.ts";
-import type { ConditionInput } from "../../lib/conditions/mod.ts";
+import { CREATOR_ANNOTATION, LABELS, OWNER_ANNOTATIONS } from "../../lib/butler/mod.ts";
+import { add, compare, formatQuantity, fromCount, type Quantity, readLimit } from "../../lib/quantity/mod.ts";
 import type { EnvironmentSpec, ProviderConfigSpec, TeamSpec } from "../../lib/api/mod.ts";
-import type { Footprint } from "./reservations.ts";
 import type { Load, Usage } from "./usage.ts";
-
-/** A field error as Kubernetes prints it (`path: Type: detail`). */
-export interface FieldError {
-  readonly path: string;
-  readonly type: "Forbidden" | "Required value" | "Unsupported value";
-  readonly detail: string;
-  /** The rule that failed, named after the limit (`maxClusters`, `deniedAddons`, ...): metrics count by it. */
-  readonly rule: string;
-}
-
-/** `field.ErrorList.ToAggregate().Error()`: one error alone, several as `[e1, e2]`. */
-export function aggregate(errors: readonly FieldError[]): string {
-  const text = errors.map((e) => `${e.path}: ${e.type}: ${e.detail}`);
-  return text.length === 1 ? text[0]! : `[${text.join(", ")}]`;
-}
-
-/** A TenantCluster as admission reads it (the review's object, or one listed). */
-export interface ClusterObject {
-  readonly metadata?: {
-    readonly name?: string;
-    readonly labels?: Readonly<Record<string, string>> | null;
-    readonly annotations?: Readonly<Record<string, string>> | null;
-    readonly deletionTimestamp?: string | null;
-    readonly resourceVersion?: string;
-  };
-  readonly spec?: Record<string, unknown>;
-  /** Its status: `effective` holds the shape it was given (unset fields keep it). */
-  readonly status?: unknown;
-}
+import { type FieldError, forbidden, list, perClusterNodeError, restrictionErrors } from "./restrictions.ts";
+import { type ClusterObject, footprintOf, resolved, type ShapeMemo } from "./footprint.ts";
 
 const ENV_PATH = `metadata.labels[${LABELS.environment}]`;
 const CREATOR_PATH = `metadata.annotations[${CREATOR_ANNOTATION}]`;
-
-/** A {@linkcode Load} as the ledger records it (canonical quantities). */
-export function footprintText(l: Load): Footprint {
-  return {
-    ...l,
-    cpu: formatQuantity(l.cpu),
-    memory: formatQuantity(l.memory),
-    storage: formatQuantity(l.storage),
-  };
-}
-
-/** Resolved shapes by what decides them, so a team of a thousand look-alike clusters resolves a handful. */
-export type ShapeMemo = Map<string, ResolvedShape>;
-
-/**
- * A cluster's load under its team's defaults: the effective shape (explicit, environment, team, per-cluster
- * defaults, built-in) as the Team status counts it. `problems` lists quantities that do not parse.
- */
-export function footprintOf(
-  cluster: ClusterObject,
-  team: TeamSpec | undefined,
-  providerKey: string | undefined,
-  memo: ShapeMemo = new Map(),
-): Load & { problems: readonly string[] } {
-  const env = cluster.metadata?.labels?.[LABELS.environment];
-  const r = resolved(cluster, team, memo);
-  const owner = ownerOf(cluster.metadata?.annotations);
-  return {
-    ...(env ? { env } : {}),
-    ...(owner ? { owner } : {}),
-    ...(providerKey ? { provider: providerKey } : {}),
-    nodes: r.shape.workerCount.value,
-    cpu: r.totals?.cpu ?? ZERO,
-    memory: r.totals?.memory ?? ZERO,
-    storage: r.totals?.storage ?? ZERO,
-    problems: r.problems,
-  };
-}
 
 /** Everything {@linkcode checkQuota} decides from. */
 export interface QuotaInput {
@@ -116,14 +33,6 @@ export interface QuotaInput {
   readonly usage: Usage;
   readonly memo?: ShapeMemo;
 }
-
-const list = (values: readonly string[]) => values.map((v) => JSON.stringify(v)).join(", ");
-const forbidden = (rule: string, path: string, detail: string): FieldError => ({
-  path,
-  type: "Forbidden",
-  detail,
-  rule,
-});
 
 /** What one check step reads: the request resolved once, shared by every step. */
 interface Step {
@@ -162,71 +71,6 @@ function environmentErrors({ input, create, label, oldLabel, env }: Step): Field
   return [];
 }
 
-/** What {@linkcode restrictionErrors} judges: the effective shape, and the provider when it is known. */
-export interface RestrictionInput {
-  readonly teamName: string;
-  readonly limits: TeamSpec["resourceLimits"];
-  readonly shape: EffectiveShape;
-  /** The shape before an update: a value it already had is not judged again. */
-  readonly oldShape?: EffectiveShape | undefined;
-  /** The provider's type and name, and whether this request picks it (a create, or a move). */
-  readonly provider?: { readonly type: string; readonly name: string; readonly picked: boolean } | undefined;
-}
-
-/**
- * The Team's feature restrictions: allowed Kubernetes versions, providers and addons, and denied addons (which
- * win). Judged where the value is new, so a tightened restriction never blocks an unrelated edit; the controller
- * judges the cluster as it stands (no old shape) and reports it.
- *
- * @example
- * ```ts
- * restrictionErrors({ teamName: "a", limits: { deniedAddons: ["longhorn"] }, shape }); // one error per denied addon
- * ```
- */
-export function restrictionErrors(r: RestrictionInput): FieldError[] {
-  const limits = r.limits ?? {};
-  const errors: FieldError[] = [];
-  const version = r.shape.kubernetesVersion?.value;
-  if (
-    version && limits.allowedKubernetesVersions?.length && version !== r.oldShape?.kubernetesVersion?.value &&
-    !versionAllowed(version, limits.allowedKubernetesVersions)
-  ) {
-    errors.push(forbidden(
-      "allowedKubernetesVersions",
-      "spec.kubernetesVersion",
-      `Kubernetes version "${version}" is not allowed for team "${r.teamName}"; allowed: ${
-        list(limits.allowedKubernetesVersions)
-      }`,
-    ));
-  }
-  const p = r.provider;
-  if (p && p.picked && limits.allowedProviders?.length && !limits.allowedProviders.includes(p.type)) {
-    errors.push(forbidden(
-      "allowedProviders",
-      "spec.providerConfigRef",
-      `provider "${p.type}" (ProviderConfig "${p.name}") is not allowed for team "${r.teamName}"; allowed: ${
-        list(limits.allowedProviders)
-      }`,
-    ));
-  }
-  const oldAddons = new Set(r.oldShape?.addons.value ?? []);
-  for (const addon of r.shape.addons.value) {
-    if (oldAddons.has(addon)) continue;
-    if (limits.deniedAddons?.includes(addon)) {
-      errors.push(
-        forbidden("deniedAddons", "spec.addons", `addon "${addon}" is denied for team "${r.teamName}"`),
-      );
-    } else if (limits.allowedAddons?.length && !limits.allowedAddons.includes(addon)) {
-      errors.push(forbidden(
-        "allowedAddons",
-        "spec.addons",
-        `addon "${addon}" is not allowed for team "${r.teamName}"; allowed: ${list(limits.allowedAddons)}`,
-      ));
-    }
-  }
-  return errors;
-}
-
 /** The ProviderConfig's per-team limits, over this team's clusters on that provider. */
 function providerLimitErrors({ input, create, fp, grows }: Step): FieldError[] {
   const provider = input.provider;
@@ -251,30 +95,6 @@ function providerLimitErrors({ input, create, fp, grows }: Step): FieldError[] {
     ));
   }
   return errors;
-}
-
-/**
- * The team's per-cluster node limit, for one cluster's worker count (admission, and the controller's report).
- *
- * @example
- * ```ts
- * perClusterNodeError("a", { maxNodesPerCluster: 3 }, 4)?.detail;
- * // 'worker replicas (4) exceeds team "a" per-cluster node limit (3)'
- * ```
- */
-export function perClusterNodeError(
-  teamName: string,
-  limits: TeamSpec["resourceLimits"],
-  nodes: number,
-): FieldError | undefined {
-  const max = limits?.maxNodesPerCluster;
-  return max !== undefined && nodes > max
-    ? forbidden(
-      "maxNodesPerCluster",
-      "spec.workers.replicas",
-      `worker replicas (${nodes}) exceeds team "${teamName}" per-cluster node limit (${max})`,
-    )
-    : undefined;
 }
 
 /** The team's limits: clusters, nodes per cluster, total nodes, CPU, memory and storage (0 is a limit of zero). */
@@ -435,30 +255,6 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
   return { errors, load };
 }
 
-function resolved(cluster: ClusterObject, team: TeamSpec | undefined, memo: ShapeMemo) {
-  const env = cluster.metadata?.labels?.[LABELS.environment];
-  const spec = cluster.spec as
-    | {
-      kubernetesVersion?: unknown;
-      workers?: { replicas?: unknown; machineTemplate?: Record<string, unknown> };
-    }
-    | undefined;
-  const w = spec?.workers;
-  const mt = w?.machineTemplate;
-  const addons = (cluster.spec as { addons?: unknown } | undefined)?.addons;
-  const recorded = recordedShape(cluster.status);
-  // Everything resolveShape reads; addons only when set (rare), so look-alike clusters share one resolution.
-  const key =
-    `${env}\u0000${spec?.kubernetesVersion}\u0000${w?.replicas}\u0000${mt?.cpu}\u0000${mt?.memory}\u0000${mt?.diskSize}\u0000${
-      addons === undefined ? "" : JSON.stringify(addons)
-    }\u0000${recorded === undefined ? "" : JSON.stringify(recorded)}`;
-  const hit = memo.get(key);
-  if (hit) return hit;
-  const r = resolveTeamShape((cluster.spec ?? {}) as ClusterSpecInput, env, team, recorded);
-  memo.set(key, r);
-  return r;
-}
-
 /** Whether any limit a reservation serialises is in force (without one, admission writes nothing); 0 is one. */
 export function quotaInForce(team: TeamSpec, provider: { spec: ProviderConfigSpec } | undefined): boolean {
   const l = team.resourceLimits ?? {};
@@ -470,59 +266,4 @@ export function quotaInForce(team: TeamSpec, provider: { spec: ProviderConfigSpe
   );
   const pc = provider?.spec.limits;
   return anyCap || envCaps || Boolean(pc?.maxClustersPerTeam || pc?.maxNodesPerTeam);
-}
-
-/**
- * What the TenantCluster controller reports of the team's rules about this one cluster, as it stands: `QuotaSatisfied`
- * (the per-cluster node limit, with upstream's controller message) and `FeaturesAllowed` (versions, provider,
- * addons). Without the admission webhooks this is where a cluster over a limit or restriction shows; with them,
- * it shows drift (a limit lowered or a restriction tightened after the cluster was admitted). It reports only:
- * what exists keeps working. Team-wide totals are the Team's `QuotaExceeded`.
- *
- * @example
- * ```ts
- * clusterPolicyConditions("sandbox", team, shape, { type: "harvester", name: "harvester-sandbox" });
- * ```
- */
-export function clusterPolicyConditions(
-  teamName: string,
-  team: TeamSpec,
-  shape: EffectiveShape,
-  provider: { readonly type: string; readonly name: string } | undefined,
-): ConditionInput[] {
-  const nodes = perClusterNodeError(teamName, team.resourceLimits, shape.workerCount.value);
-  const restricted = restrictionErrors({
-    teamName,
-    limits: team.resourceLimits,
-    shape,
-    provider: provider ? { ...provider, picked: true } : undefined,
-  });
-  return [
-    nodes
-      ? {
-        type: "QuotaSatisfied",
-        status: "False",
-        reason: "QuotaExceeded",
-        message: `quota exceeded: ${nodes.detail}`,
-      }
-      : {
-        type: "QuotaSatisfied",
-        status: "True",
-        reason: "WithinLimits",
-        message: `within team "${teamName}"'s per-cluster limits (team totals: the Team's QuotaExceeded)`,
-      },
-    restricted.length
-      ? {
-        type: "FeaturesAllowed",
-        status: "False",
-        reason: "RestrictionViolated",
-        message: restricted.map((e) => e.detail).join("; "),
-      }
-      : {
-        type: "FeaturesAllowed",
-        status: "True",
-        reason: "Allowed",
-        message: `version, provider and addons allowed for team "${teamName}"`,
-      },
-  ];
 }
