@@ -1,25 +1,19 @@
+/**
+ * TenantCluster admission: what a review reads ({@linkcode tenantClusterAdmissionReads}), and the decision
+ * ({@linkcode admitTenantCluster}): the ProviderConfig's team scope and deletion, environments, restrictions and
+ * limits against the team's usage, held by a reservation in the quota ledger.
+ *
+ * @module
+ */
 import { butlerPath, LABELS, OWNER_ANNOTATIONS } from "../../lib/butler/mod.ts";
 import type { AdmissionDecision, AdmissionReviewRequest } from "../../lib/contract/mod.ts";
-import { type KubeWrite, type ReadPlan, type Reads, type Staged, staged } from "../../lib/http/mod.ts";
+import type { KubeWrite, ReadPlan, Reads, Staged } from "../../lib/http/mod.ts";
 import type { HookContext } from "../../lib/hook/mod.ts";
-import { ProviderConfigSpec, TeamSpec } from "../../lib/api/mod.ts";
-import { formatTime } from "../../lib/time/mod.ts";
 import { checkQuota, quotaInForce } from "./quota.ts";
 import { aggregate, type FieldError } from "./restrictions.ts";
-import { type ClusterObject, footprintOf, footprintText, type ShapeMemo } from "./footprint.ts";
-import { type ClusterIndex, type CountedCluster, covers, indexClusters, loadOf, usageOf } from "./usage.ts";
-import {
-  LEDGER_MAX_BYTES,
-  LEDGER_NAME,
-  ledgerDataBytes,
-  type QuotaLedger,
-  quotaLedgerObject,
-  readQuotaLedger,
-  type Reservation,
-  reservationFresh,
-  reservedBefore,
-  SETTLE_AFTER_SECONDS,
-} from "./reservations.ts";
+import { type ClusterObject, footprintOf } from "./footprint.ts";
+import { usageOf } from "./usage.ts";
+import { LEDGER_NAME, readQuotaLedger } from "./reservations.ts";
 import {
   type ProviderChoice,
   providerKey,
@@ -31,10 +25,18 @@ import {
   teamProviderNamespaces,
 } from "../../lib/api/mod.ts";
 import { formatPath } from "../../lib/contract/mod.ts";
-import { laterRevision } from "../../lib/kube/revision.ts";
-
-const ledgerPath = (namespace: string, name?: string) =>
-  `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps${name ? `/${name}` : ""}`;
+import {
+  basisOf,
+  clusterView,
+  indexed,
+  parseProviderSpec,
+  parseTeamSpec,
+  shapeMemo,
+  TEAM_PROVIDER,
+  teamDefaultName,
+  unseenExpired,
+} from "./admission_views.ts";
+import { ledgerPath, releaseOnDelete, reserve } from "./admission_ledger.ts";
 
 /** What quotas, environments and restrictions read of a TenantCluster: an update that leaves it alone reads nothing. */
 function quotaRelevant(o: ClusterObject | null | undefined) {
@@ -51,15 +53,6 @@ function checked(review: AdmissionReviewRequest): boolean {
   if (r.operation === "CREATE") return true;
   return r.operation === "UPDATE" &&
     quotaRelevant(r.object as ClusterObject) !== quotaRelevant(r.oldObject as ClusterObject);
-}
-
-const TEAM_PROVIDER = "teamProvider:";
-
-/** The name of the Team's default ProviderConfig, once the Team has been read. */
-function teamDefaultName(team: unknown): string | undefined {
-  const name = (team as { spec?: { providerConfigRef?: { name?: unknown } } } | undefined)?.spec
-    ?.providerConfigRef?.name;
-  return typeof name === "string" && name ? name : undefined;
 }
 
 /**
@@ -119,114 +112,6 @@ export function tenantClusterAdmissionReads(
       : {}),
   };
 }
-
-/**
- * Each cluster's load as last computed, and what it was computed from. The watch cache keeps an object as the same
- * value until it changes, and the reviews of a team read the same objects: a review then counts a namespace of
- * clusters with one lookup each instead of resolving each one's shape again.
- */
-const COUNTED = new WeakMap<object, { basis: readonly unknown[]; counted: CountedCluster }>();
-
-/** What a cluster's load depends on besides the cluster: the Team and which Team defaults exist. */
-function basisOf(reads: Reads): unknown[] {
-  // A Team is the same whether it came from the cache or from the API, as long as its version is.
-  const version = (o: unknown) =>
-    (o as { metadata?: { resourceVersion?: string } } | undefined)?.metadata
-      ?.resourceVersion ?? o;
-  return [
-    version(reads.team),
-    ...Object.keys(reads).filter((k) => k.startsWith(TEAM_PROVIDER)).sort().map((k) =>
-      reads[k] !== undefined
-    ),
-  ];
-}
-
-const sameBasis = (a: readonly unknown[], b: readonly unknown[]) =>
-  a.length === b.length && a.every((v, i) => v === b[i]);
-
-function counted(
-  c: ClusterObject,
-  basis: readonly unknown[],
-  compute: () => CountedCluster,
-): CountedCluster {
-  const known = COUNTED.get(c);
-  if (known && sameBasis(known.basis, basis)) return known.counted;
-  const fresh = compute();
-  COUNTED.set(c, { basis, counted: fresh });
-  return fresh;
-}
-
-/**
- * Each view of the clusters as last indexed, and on what basis. A view is the same list while the namespace does
- * not change (the watch cache hands it out until then, and a group's reviews share one read), so the reviews of a
- * group count the namespace once between them.
- */
-const INDEXED = new WeakMap<object, { basis: readonly unknown[]; index: ClusterIndex }>();
-
-function indexed(
-  items: ClusterObject[],
-  basis: readonly unknown[],
-  count: (c: ClusterObject) => CountedCluster,
-) {
-  const known = INDEXED.get(items);
-  if (known && sameBasis(known.basis, basis)) return known.index;
-  const index = indexClusters(items.map((c) => counted(c, basis, () => count(c))));
-  INDEXED.set(items, { basis, index });
-  return index;
-}
-
-/**
- * A spec as parsed, by the object read: a Team or ProviderConfig is the same object for every review that reads
- * it until it changes, and parsing is not free. Parsed values are never changed.
- */
-function parsedOnce<T>(schema: { safeParse(v: unknown): T }, memo: WeakMap<object, T>, spec: unknown): T {
-  if (typeof spec !== "object" || spec === null) return schema.safeParse(spec);
-  let parsed = memo.get(spec);
-  if (parsed === undefined) memo.set(spec, parsed = schema.safeParse(spec));
-  return parsed;
-}
-
-const TEAM_SPECS = new WeakMap<object, ReturnType<typeof TeamSpec.safeParse>>();
-const PROVIDER_SPECS = new WeakMap<object, ReturnType<typeof ProviderConfigSpec.safeParse>>();
-
-/** Shapes resolved under one Team spec as parsed; cleared when large (each distinct cluster shape adds one). */
-const SHAPES = new WeakMap<object, ShapeMemo>();
-const SHAPES_MAX = 4096;
-
-function shapeMemo(team: object): ShapeMemo {
-  let memo = SHAPES.get(team);
-  if (!memo || memo.size > SHAPES_MAX) SHAPES.set(team, memo = new Map());
-  return memo;
-}
-
-/** The view of the namespace's TenantClusters a decision uses, and whether it is live. */
-function clusterView(reads: Reads): { items: ClusterObject[]; live: boolean } {
-  const items = reads.clustersLive ?? reads.clusters;
-  return { items: Array.isArray(items) ? items as ClusterObject[] : [], live: "clustersLive" in reads };
-}
-
-/**
- * Whether the ledger holds a reservation past its grace whose cluster the (cached) view does not show: only a
- * live read can tell a create that failed from a cluster the cache has not seen yet.
- */
-function unseenExpired(reads: Reads, self: string, now: Date): boolean {
-  let names: ReadonlySet<string | undefined> | undefined;
-  for (const [name, r] of readQuotaLedger(reads.ledger).reservations) {
-    if (name === self || reservationFresh(r, now)) continue;
-    names ??= namesIn(clusterView(reads).items);
-    if (!names.has(name)) return true;
-  }
-  return false;
-}
-
-/** The names in a view of the clusters, once per view (every review of a group plans on the same one). */
-function namesIn(items: ClusterObject[]): ReadonlySet<string | undefined> {
-  let names = NAMES.get(items);
-  if (!names) NAMES.set(items, names = new Set(items.map((c) => c.metadata?.name)));
-  return names;
-}
-
-const NAMES = new WeakMap<object, ReadonlySet<string | undefined>>();
 
 /** What the reads are once a staged ledger write has landed: the ledger it writes, in place of the one read. */
 export function tenantClusterAdmissionChain(reads: Reads, write: KubeWrite): Reads {
@@ -296,28 +181,6 @@ function providerErrors(
   return errors;
 }
 
-/**
- * Whether a delete review may release the reservation of the TenantCluster it names. A review is not trusted
- * for that (anyone who reaches the webhook could forge one to free another cluster's reservation): the stored
- * object is read. Released: a cluster gone or terminating, or the very object the review deletes (its UID, which
- * only who may read that cluster knows, and who may read it may delete it). A live cluster named by a review
- * that does not carry its UID keeps its reservation.
- */
-function released(stored: unknown, uid: string | undefined): boolean {
-  const m = (stored as { metadata?: { deletionTimestamp?: string | null; uid?: string } } | undefined)
-    ?.metadata;
-  return stored === undefined || stored === null || Boolean(m?.deletionTimestamp) ||
-    (uid !== undefined && uid === m?.uid);
-}
-
-const CONTENDED: AdmissionDecision = {
-  allowed: false,
-  code: 409,
-  reason: "Conflict",
-  message:
-    `too many TenantClusters of this team are being admitted at once: the quota ledger (ConfigMap ${LEDGER_NAME}) kept changing; try again`,
-};
-
 /** The answer when the API server is too slow for admission to read what it decides on, in time. */
 export const TENANT_CLUSTER_ADMISSION_UNAVAILABLE: AdmissionDecision = {
   allowed: false,
@@ -345,16 +208,7 @@ export function admitTenantCluster(
   const name = r.name ?? (r.object as ClusterObject | undefined)?.metadata?.name ?? "";
   const ledger = readQuotaLedger(reads.ledger);
   const now = context.now;
-  if (r.operation === "DELETE") {
-    const uid = (r.oldObject as { metadata?: { uid?: string } } | undefined)?.metadata?.uid;
-    if (!ledger.reservations.has(name) || !released(reads.cluster, uid)) return { allowed: true };
-    const write = {
-      method: "PUT" as const,
-      path: ledgerPath(namespace, LEDGER_NAME),
-      body: quotaLedgerObject(namespace, ledger, name, undefined),
-    };
-    return staged({ allowed: true }, write, { allowed: true });
-  }
+  if (r.operation === "DELETE") return releaseOnDelete(review, ledger, reads.cluster);
   if (!checked(review)) return { allowed: true };
 
   const errors: FieldError[] = [];
@@ -378,7 +232,7 @@ export function admitTenantCluster(
     errors.push(...providerErrors(choice, pcObject, teamNameOf(namespace, r.object?.spec)));
   }
   if (!reads.team) return deny(errors);
-  const team = parsedOnce(TeamSpec, TEAM_SPECS, (reads.team as { spec?: unknown }).spec);
+  const team = parseTeamSpec((reads.team as { spec?: unknown }).spec);
   if (!team.success) {
     // A Team the webhook cannot read must not mean "no limits": fail closed, and say where.
     const issue = team.error.issues[0]!;
@@ -393,7 +247,7 @@ export function admitTenantCluster(
     return deny(errors);
   }
 
-  const pcSpec = parsedOnce(ProviderConfigSpec, PROVIDER_SPECS, pcObject?.spec);
+  const pcSpec = parseProviderSpec(pcObject?.spec);
   const provider = choice && pcSpec.success
     ? { key: key!, name: choice.ref.name, spec: pcSpec.data }
     : undefined;
@@ -423,70 +277,7 @@ export function admitTenantCluster(
   errors.push(...quota);
   if (errors.length) return deny(errors);
   if (!quotaInForce(team.data, provider)) return { allowed: true };
-  const { drop, seen } = spent(clusters, ledger, view.live, now);
-  const body = quotaLedgerObject(
-    namespace,
-    ledger,
-    name,
-    { ...footprintText(load), at: formatTime(now) },
-    drop,
-    seen,
-  );
-  const write = ledger.resourceVersion
-    ? { method: "PUT" as const, path: ledgerPath(namespace, LEDGER_NAME), body }
-    : { method: "POST" as const, path: ledgerPath(namespace), body };
-  const bytes = ledgerDataBytes(body);
-  if (bytes > LEDGER_MAX_BYTES) return ledgerFull(namespace, ledger.reservations.size, bytes);
-  return staged({ allowed: true }, write, CONTENDED);
-}
-
-/** A create refused because the ledger would pass its bound: a 429, so clients retry once clusters are stored. */
-function ledgerFull(namespace: string, reservations: number, bytes: number): AdmissionDecision {
-  return {
-    allowed: false,
-    code: 429,
-    reason: "TooManyRequests",
-    message:
-      `too many TenantClusters of namespace "${namespace}" are being admitted at once: the quota ledger ` +
-      `(ConfigMap ${LEDGER_NAME}) would hold ${
-        reservations + 1
-      } reservations, ${bytes} bytes, over its bound of ` +
-      `${LEDGER_MAX_BYTES} bytes; try again once the clusters admitted are stored`,
-  };
-}
-
-/**
- * Which reservations a write drops, and the ledger's new {@linkcode SEEN_ANNOTATION}: those whose cluster the
- * view shows stored (covering its reservation for {@linkcode SETTLE_AFTER_SECONDS}, being deleted, or past the
- * grace), recording the newest such
- * cluster's resourceVersion so that no later decision can read a view without it; and, from a live view only,
- * those past the grace whose cluster was never stored.
- */
-function spent(
-  clusters: ClusterIndex,
-  ledger: QuotaLedger,
-  live: boolean,
-  now: Date,
-): { drop: (name: string, r: Reservation) => boolean; seen: string | undefined } {
-  const byName = clusters.byName;
-  const dropped = new Set<string>();
-  let seen = ledger.seen;
-  for (const [key, r] of ledger.reservations) {
-    const c = byName.get(key);
-    const fresh = reservationFresh(r, now);
-    if (!c) {
-      if (live && !fresh) dropped.add(key);
-      continue;
-    }
-    const settled = reservedBefore(r, now, SETTLE_AFTER_SECONDS) && covers(c.load, loadOf(r));
-    if (!(c.deleting || !fresh || settled)) continue;
-    const later = laterRevision(seen, c.version);
-    // A version that is not an etcd revision cannot be ordered: the reservation stays until it expires unseen.
-    if (later === undefined) continue;
-    seen = later;
-    dropped.add(key);
-  }
-  return { drop: (key) => dropped.has(key), seen };
+  return reserve(namespace, name, load, ledger, { clusters, live: view.live }, now);
 }
 
 function deny(errors: readonly FieldError[]): AdmissionDecision {
