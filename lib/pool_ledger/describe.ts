@@ -4,8 +4,9 @@
  * @module
  */
 import { formatAddress, rangeSize } from "../ipam/mod.ts";
-import { PoolLedger, readLedger } from "./ledger.ts";
-import { encodeGrantV1 } from "./v1.ts";
+import { PoolLedger } from "./ledger.ts";
+import { readLedger } from "./status.ts";
+import { encodeGrantV1 } from "./first_format.ts";
 
 /** The most grants the first format (version 0.1) records. */
 export const MAX_GRANTS_V1 = 5000;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describeLedger, downgradePatch, ledgerJson, ledgerTable, MAX_GRANTS_V1 } from "./describe.ts";
-import { encodeRecord } from "./ledger.ts";
-import { readLedgerV1 } from "./v1.ts";
+import { encodeRecord } from "./mod.ts";
+import { readLedgerV1 } from "./first_format.ts";
 
 const UID = "0b6e5a4c-3f1d-4c2a-9e8b-7a6f5e4d3c2b";
 const status = {

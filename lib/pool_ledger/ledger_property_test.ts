@@ -13,9 +13,9 @@ import {
   toRanges,
 } from "../ipam/mod.ts";
 import { formatTime } from "../time/mod.ts";
-import { decodeRecord, decodeRecords, encodeRecord, PoolLedger, readLedger } from "./ledger.ts";
+import { decodeRecord, decodeRecords, encodeRecord, PoolLedger, readLedger } from "./mod.ts";
 import { uidToken } from "./uid.ts";
-import { type Grant, readLedgerV1, sortGrants, writeLedgerV1 } from "./v1.ts";
+import { type Grant, readLedgerV1, sortGrants, writeLedgerV1 } from "./first_format.ts";
 
 const MIN_SECONDS = -62167219200;
 const MAX_SECONDS = 253402300799;

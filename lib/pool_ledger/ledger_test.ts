@@ -10,7 +10,7 @@ import {
   readLedger,
   recordBound,
   timeToken,
-} from "./ledger.ts";
+} from "./mod.ts";
 import { uidToken } from "./uid.ts";
 
 const UID = "0b6e5a4c-3f1d-4c2a-9e8b-7a6f5e4d3c2b";

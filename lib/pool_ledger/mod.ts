@@ -7,6 +7,8 @@
  * @module
  */
 export * from "./ledger.ts";
+export * from "./record.ts";
+export * from "./status.ts";
 export * from "./uid.ts";
-export * from "./v1.ts";
+export * from "./first_format.ts";
 export * from "./describe.ts";
