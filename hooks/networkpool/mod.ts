@@ -4,6 +4,8 @@
  * @module
  */
 export * from "./sync.ts";
+export * from "./grant.ts";
+export * from "./figures.ts";
 export * from "./routes.ts";
 export * from "./admission.ts";
 export * from "./capacity_events.ts";

@@ -1,7 +1,7 @@
 import type { DecoratorRequest, DecoratorResponse } from "../../lib/contract/mod.ts";
 import type { Signal } from "../../lib/signals/mod.ts";
 import { capacityEvent, readAnnouncements } from "./capacity_events.ts";
-import { statusFigures } from "./sync.ts";
+import { statusFigures } from "./figures.ts";
 
 /**
  * The signals of a NetworkPool sync: the pool's figures for metrics (or `gone` once finalized), and one Event per
