@@ -118,31 +118,8 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
   const clusters = readGroup(request.related, KINDS.TenantCluster, ObservedCluster)
     .filter((e) => e.ok && e.key.startsWith(`${ns}/`))
     .map((e) => (e as { value: ObservedCluster }).value);
-
-  if (request.finalizing) {
-    return {
-      status: {
-        phase: "Terminating",
-        observedGeneration: team.metadata.generation,
-        namespace: ns,
-        conditions: conditions(
-          [{
-            type: "Ready",
-            status: "False",
-            reason: "Terminating",
-            message: namespaceObserved
-              ? `deleting namespace ${ns} and the TenantClusters in it`
-              : `namespace ${ns} is gone`,
-          }],
-          previous,
-          context.now,
-          team.metadata.generation,
-        ),
-      },
-      children: [],
-      finalized: !namespaceObserved,
-    };
-  }
+  const condition = (c: ConditionInput[]) => conditions(c, previous, context.now, team.metadata.generation);
+  if (request.finalizing) return finalizeTeam(request, ns, namespaceObserved, condition);
 
   const parsed = TeamSpec.safeParse(team.spec);
   const access = parsed.success ? effectiveAccess(parsed.data) : undefined;
@@ -153,108 +130,22 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
     : ns.length > 63
     ? [`namespace name ${ns} is longer than 63 characters; Team names must be at most 58 characters`]
     : [];
-
   if (problems.length || !parsed.success || !access?.ok) {
-    // Status carries usage's figures, not its per-dimension measures (those are for people, not stored).
-    const { measures: _, ...usage } = parsed.success
-      ? computeUsage(parsed.data, clusters, teamProviders(request))
-      : { measures: undefined };
-    return {
-      status: {
-        phase: "Failed",
-        observedGeneration: team.metadata.generation,
-        namespace: ns,
-        ...usage,
-        conditions: conditions(
-          [{
-            type: "Ready",
-            status: "False",
-            reason: "InvalidSpec",
-            message: `${problems.join("; ")}; existing namespace, RBAC and quotas are kept unchanged`,
-          }],
-          previous,
-          context.now,
-          team.metadata.generation,
-        ),
-      },
-      children: keepObserved(request.children, ALL_CHILD_TYPES),
-    };
+    return invalidTeam(request, ns, problems, parsed.success ? parsed.data : undefined, clusters, condition);
   }
 
   const spec = parsed.data;
   const subjects = access.subjects;
-  // Metacontroller creates children in group/version/kind order, not ours: a RoleBinding or LimitRange asked for
-  // before its Namespace exists fails once with a SyncError. So namespaced children are asked for once the
-  // Namespace is observed (those already observed are always kept).
-  const children = desiredChildren({ name, spec }, subjects, context.config).filter((c) =>
-    namespaceObserved || !c.metadata.namespace ||
-    Boolean(request.children[groupKey(c)]?.[`${c.metadata.namespace}/${c.metadata.name}`])
+  const children = childrenToAsk(
+    request,
+    desiredChildren({ name, spec }, subjects, context.config),
+    namespaceObserved,
   );
-  const missingRbac = observedKeys(
-    request.children,
-    children.filter((c) =>
-      c.kind === "Role" || c.kind === "RoleBinding" || c.kind === "ClusterRole" ||
-      c.kind === "ClusterRoleBinding"
-    ),
-  );
+  const missingRbac = observedKeys(request.children, children.filter((c) => RBAC_KINDS.has(c.kind)));
   const users = subjects.filter((s) => s.kind === "User").length;
-  const groups = subjects.length - users;
   const usage = computeUsage(spec, clusters, teamProviders(request));
   const unreadable = limitProblems(spec);
   const ready = namespaceObserved && missingRbac.length === 0;
-
-  const inputs: ConditionInput[] = [
-    namespaceObserved
-      ? {
-        type: "NamespaceReady",
-        status: "True",
-        reason: "NamespaceCreated",
-        message: `namespace ${ns} exists`,
-      }
-      : {
-        type: "NamespaceReady",
-        status: "False",
-        reason: "Pending",
-        message: `waiting for namespace ${ns}`,
-      },
-    missingRbac.length === 0
-      ? {
-        type: "RBACReady",
-        status: "True",
-        reason: "RBACConfigured",
-        message: `RBAC configured: ${users} user(s), ${groups} group(s)`,
-      }
-      : {
-        type: "RBACReady",
-        status: "False",
-        reason: "Pending",
-        message: `waiting for ${missingRbac.length} RBAC object(s)`,
-      },
-    unreadable.length
-      ? {
-        type: "Ready",
-        status: "False",
-        reason: "InvalidLimits",
-        message: `${
-          unreadable.join("; ")
-        }; these limits cannot be enforced, so admission refuses what they guard until a platform admin fixes them`,
-      }
-      : ready
-      ? { type: "Ready", status: "True", reason: "Ready", message: "namespace and RBAC are in place" }
-      : { type: "Ready", status: "False", reason: "Pending", message: "waiting for namespace and RBAC" },
-    unreadable.length
-      ? {
-        type: "QuotaExceeded",
-        status: "Unknown",
-        reason: "InvalidLimits",
-        message: `cannot judge ${unreadable.join("; ")}; ${usage.quotaMessage}`,
-      }
-      : usage.quotaStatus === "Exceeded"
-      ? { type: "QuotaExceeded", status: "True", reason: "QuotaExceeded", message: usage.quotaMessage }
-      : { type: "QuotaExceeded", status: "False", reason: "WithinLimits", message: usage.quotaMessage },
-    environmentsCondition(spec, clusters),
-  ];
-
   return {
     status: {
       phase: unreadable.length ? "Failed" : ready ? "Ready" : "Pending",
@@ -262,14 +153,156 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
       namespace: ns,
       clusterCount: usage.clusterCount,
       memberCount: users,
-      groupCount: groups,
+      groupCount: subjects.length - users,
       resourceUsage: usage.resourceUsage,
       quotaStatus: usage.quotaStatus,
       quotaMessage: usage.quotaMessage,
       environments: usage.environments,
       access: accessTable(subjects),
-      conditions: conditions(inputs, previous, context.now, team.metadata.generation),
+      conditions: condition([
+        namespaceReady(ns, namespaceObserved),
+        rbacReady(missingRbac.length, users, subjects.length - users),
+        readyCondition(unreadable, ready),
+        quotaExceeded(unreadable, usage),
+        environmentsCondition(spec, clusters),
+      ]),
     },
     children,
   };
+}
+
+const RBAC_KINDS = new Set(["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"]);
+
+/** Finalize: no children, so the namespace goes (with its TenantClusters); finished once it is gone. */
+function finalizeTeam(
+  request: CompositeRequest,
+  ns: string,
+  namespaceObserved: boolean,
+  condition: (c: ConditionInput[]) => unknown,
+): CompositeResponse {
+  return {
+    status: {
+      phase: "Terminating",
+      observedGeneration: request.parent.metadata.generation,
+      namespace: ns,
+      conditions: condition([{
+        type: "Ready",
+        status: "False",
+        reason: "Terminating",
+        message: namespaceObserved
+          ? `deleting namespace ${ns} and the TenantClusters in it`
+          : `namespace ${ns} is gone`,
+      }]),
+    },
+    children: [],
+    finalized: !namespaceObserved,
+  };
+}
+
+/** A spec the sync cannot honour: `Failed`, why, and every child kept as it is. */
+function invalidTeam(
+  request: CompositeRequest,
+  ns: string,
+  problems: readonly string[],
+  spec: TeamSpec | undefined,
+  clusters: readonly ObservedCluster[],
+  condition: (c: ConditionInput[]) => unknown,
+): CompositeResponse {
+  // Status carries usage's figures, not its per-dimension measures (those are for people, not stored).
+  const { measures: _, ...usage } = spec
+    ? computeUsage(spec, clusters, teamProviders(request))
+    : { measures: undefined };
+  return {
+    status: {
+      phase: "Failed",
+      observedGeneration: request.parent.metadata.generation,
+      namespace: ns,
+      ...usage,
+      conditions: condition([{
+        type: "Ready",
+        status: "False",
+        reason: "InvalidSpec",
+        message: `${problems.join("; ")}; existing namespace, RBAC and quotas are kept unchanged`,
+      }]),
+    },
+    children: keepObserved(request.children, ALL_CHILD_TYPES),
+  };
+}
+
+/**
+ * The children to ask for. Metacontroller creates children in group/version/kind order, not ours: a RoleBinding
+ * or LimitRange asked for before its Namespace exists fails once with a SyncError. So namespaced children are
+ * asked for once the Namespace is observed (those already observed are always kept).
+ */
+function childrenToAsk(
+  request: CompositeRequest,
+  desired: readonly KubeObject[],
+  namespaceObserved: boolean,
+): KubeObject[] {
+  return desired.filter((c) =>
+    namespaceObserved || !c.metadata.namespace ||
+    Boolean(request.children[groupKey(c)]?.[`${c.metadata.namespace}/${c.metadata.name}`])
+  );
+}
+
+function namespaceReady(ns: string, observed: boolean): ConditionInput {
+  return observed
+    ? {
+      type: "NamespaceReady",
+      status: "True",
+      reason: "NamespaceCreated",
+      message: `namespace ${ns} exists`,
+    }
+    : { type: "NamespaceReady", status: "False", reason: "Pending", message: `waiting for namespace ${ns}` };
+}
+
+function rbacReady(missing: number, users: number, groups: number): ConditionInput {
+  return missing === 0
+    ? {
+      type: "RBACReady",
+      status: "True",
+      reason: "RBACConfigured",
+      message: `RBAC configured: ${users} user(s), ${groups} group(s)`,
+    }
+    : {
+      type: "RBACReady",
+      status: "False",
+      reason: "Pending",
+      message: `waiting for ${missing} RBAC object(s)`,
+    };
+}
+
+/** `Ready`: limits that cannot be read first (admission fails closed on them), then namespace and RBAC. */
+function readyCondition(unreadable: readonly string[], ready: boolean): ConditionInput {
+  if (unreadable.length) {
+    return {
+      type: "Ready",
+      status: "False",
+      reason: "InvalidLimits",
+      message: `${
+        unreadable.join("; ")
+      }; these limits cannot be enforced, so admission refuses what they guard until a platform admin fixes them`,
+    };
+  }
+  return ready
+    ? { type: "Ready", status: "True", reason: "Ready", message: "namespace and RBAC are in place" }
+    : { type: "Ready", status: "False", reason: "Pending", message: "waiting for namespace and RBAC" };
+}
+
+/** `QuotaExceeded`: Unknown while a limit cannot be read, else whether usage is over a limit. */
+function quotaExceeded(
+  unreadable: readonly string[],
+  usage: { quotaStatus: string; quotaMessage: string },
+): ConditionInput {
+  if (unreadable.length) {
+    return {
+      type: "QuotaExceeded",
+      status: "Unknown",
+      reason: "InvalidLimits",
+      message: `cannot judge ${unreadable.join("; ")}; ${usage.quotaMessage}`,
+    };
+  }
+  return usage.quotaStatus === "Exceeded"
+    ? { type: "QuotaExceeded", status: "True", reason: "QuotaExceeded", message: usage.quotaMessage }
+    : { type: "QuotaExceeded", status: "False", reason: "WithinLimits", message: usage.quotaMessage };
 }
