@@ -221,49 +221,17 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
   const configErrors = parsed.success
     ? validateProviderConfig(pc.spec).map(formatFieldError)
     : parsed.error.issues.map((i) => `${formatPath(["spec", ...i.path])}: ${i.message}`);
-
-  let credentials: CredentialCheck = { ok: false, reason: "SecretNotFound", message: "spec cannot be read" };
-  let reported: ReportedCapacity | undefined;
-  let poolCondition: ConditionInput | undefined;
-
-  if (parsed.success) {
-    const spec = parsed.data;
-    const ref = secretRefOf(pc, spec);
-    credentials = checkCredentials(
-      spec.provider,
-      ref,
-      request.related[groupKey(SECRET)]?.[`${ref.namespace}/${ref.name}`] as { data?: unknown } | undefined,
-      spec.credentialsRef.key,
-    );
-    if (spec.network?.mode === "ipam" && !CLOUD_PROVIDERS.includes(spec.provider)) {
-      const { found, missing } = poolsOf(request, spec);
-      const available = found.reduce((n, p) => n + p.availableIPs, 0);
-      const footprint = tenantFootprint(spec, found[0]?.nodesPerTenant);
-      const fresh = {
-        availableIPs: available,
-        estimatedTenants: Math.floor(available / (footprint.nodeIPs + footprint.lbIPs)),
-      };
-      const condition = (figures: CapacityFigures) =>
-        poolAvailable(spec, pc.metadata.namespace, found, missing, figures);
-      const freshCondition = condition(fresh);
-      const before = previous.find((c) => c.type === "PoolAvailable");
-      // Only a change of the figures waits; a new spec or a pool condition that flips is news now. (Every False
-      // reason comes with no address available, so it never changes the figures on its own.)
-      const mayHold = prev.observedGeneration === generation && before?.status === freshCondition.status;
-      reported = reportedCapacity(fresh, prev.capacity, context.now, mayHold);
-      poolCondition = condition(reported.capacity);
-    }
-  }
+  const credentials: CredentialCheck = parsed.success
+    ? credentialsOf(request, parsed.data)
+    : { ok: false, reason: "SecretNotFound", message: "spec cannot be read" };
+  const pools = parsed.success ? poolCapacity(request, parsed.data, prev, previous, context.now) : undefined;
 
   const zone = parsed.success ? effectiveZone(parsed.data) : undefined;
-  const configOk = configErrors.length === 0;
-  const credentialsMessage = credentials.ok ? "credentials validated" : credentials.message;
-  const validated = configOk && credentials.ok;
-  const poolsOk = poolCondition === undefined || poolCondition.status === "True";
+  const validated = configErrors.length === 0 && credentials.ok;
   // A ProviderConfig on its way out is never ready, even while TenantClusters hold up its deletion: no new
   // cluster should pick it.
   const deleting = request.finalizing || Boolean(pc.metadata.deletionTimestamp);
-  const ready = validated && poolsOk && !deleting;
+  const ready = validated && (pools === undefined || pools.condition.status === "True") && !deleting;
   const lastValidationTime = validated
     ? (prev.validated === true && typeof prev.lastValidationTime === "string"
       ? prev.lastValidationTime
@@ -271,80 +239,137 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
     : typeof prev.lastValidationTime === "string"
     ? prev.lastValidationTime
     : undefined;
-
   const blocking = request.finalizing ? referencingClusters(request) : [];
-  const readyCondition: ConditionInput = blocking.length
-    ? {
-      type: "Ready",
-      status: "False",
-      reason: "DeletionBlocked",
-      message: deletionBlockedMessage(pc.metadata.name, blocking),
-    }
-    : deleting
-    ? {
-      type: "Ready",
-      status: "False",
-      reason: "Deleting",
-      message:
-        `ProviderConfig "${pc.metadata.name}" is being deleted; no TenantCluster references it any more`,
-    }
-    : !configOk
-    ? { type: "Ready", status: "False", reason: "ValidationFailed", message: configErrors.join("; ") }
-    : !credentials.ok
-    ? { type: "Ready", status: "False", reason: "CredentialsInvalid", message: credentialsMessage }
-    : !poolsOk && poolCondition
-    ? { type: "Ready", status: "False", reason: poolCondition.reason, message: poolCondition.message }
-    : {
-      type: "Ready",
-      status: "True",
-      reason: "Ready",
-      message: "configuration and credentials are complete" +
-        (reported ? " and a referenced pool has room" : ""),
-    };
-
   const conds = conditions(
     [
-      readyCondition,
-      configOk && credentials.ok
-        ? {
-          type: "Validated",
-          status: "True",
-          reason: "ValidationSucceeded",
-          message: "configuration and credentials validated",
-        }
-        : {
-          type: "Validated",
-          status: "False",
-          reason: configOk ? "CredentialsInvalid" : "ValidationFailed",
-          message: configOk ? credentialsMessage : configErrors.join("; "),
-        },
-      credentials.ok
-        ? { type: "CredentialsValid", status: "True", reason: "Ready", message: "credentials validated" }
-        : {
-          type: "CredentialsValid",
-          status: "False",
-          reason: "CredentialsInvalid",
-          message: credentials.message,
-        },
-      ...(poolCondition ? [poolCondition] : []),
+      readyCondition(pc.metadata.name, blocking, deleting, configErrors, credentials, pools),
+      ...validationConditions(configErrors, credentials),
+      ...(pools ? [pools.condition] : []),
     ],
     previous,
     context.now,
     generation,
   );
-
   return {
     status: {
       observedGeneration: generation,
       ready,
       validated,
       ...(lastValidationTime ? { lastValidationTime } : {}),
-      ...(reported ? { capacity: reported.capacity } : {}),
+      ...(pools ? { capacity: pools.reported.capacity } : {}),
       ...(zone ? { effective: { zone } } : {}),
       conditions: conds,
     },
     attachments: [],
     ...(request.finalizing ? { finalized: blocking.length === 0 } : {}),
-    ...(reported?.resyncAfterSeconds ? { resyncAfterSeconds: reported.resyncAfterSeconds } : {}),
+    ...(pools?.reported.resyncAfterSeconds ? { resyncAfterSeconds: pools.reported.resyncAfterSeconds } : {}),
   };
+}
+
+/** The credentials Secret checked: present, and holding the keys its provider needs (values never read). */
+function credentialsOf(request: DecoratorRequest, spec: ProviderConfigSpec): CredentialCheck {
+  const ref = secretRefOf(request.object, spec);
+  return checkCredentials(
+    spec.provider,
+    ref,
+    request.related[groupKey(SECRET)]?.[`${ref.namespace}/${ref.name}`] as { data?: unknown } | undefined,
+    spec.credentialsRef.key,
+  );
+}
+
+/**
+ * In IPAM mode (not a cloud provider), the referenced pools' room: the capacity figures as reported (a change of
+ * figures alone is written at most once in 30 s) and `PoolAvailable`.
+ */
+function poolCapacity(
+  request: DecoratorRequest,
+  spec: ProviderConfigSpec,
+  prev: Record<string, unknown>,
+  previous: PreviousConditions,
+  now: Date,
+): { reported: ReportedCapacity; condition: ConditionInput } | undefined {
+  if (spec.network?.mode !== "ipam" || CLOUD_PROVIDERS.includes(spec.provider)) return undefined;
+  const pc = request.object;
+  const { found, missing } = poolsOf(request, spec);
+  const available = found.reduce((n, p) => n + p.availableIPs, 0);
+  const footprint = tenantFootprint(spec, found[0]?.nodesPerTenant);
+  const fresh = {
+    availableIPs: available,
+    estimatedTenants: Math.floor(available / (footprint.nodeIPs + footprint.lbIPs)),
+  };
+  const condition = (figures: CapacityFigures) =>
+    poolAvailable(spec, pc.metadata.namespace, found, missing, figures);
+  const freshCondition = condition(fresh);
+  const before = previous.find((c) => c.type === "PoolAvailable");
+  // Only a change of the figures waits; a new spec or a pool condition that flips is news now. (Every False
+  // reason comes with no address available, so it never changes the figures on its own.)
+  const mayHold = prev.observedGeneration === pc.metadata.generation &&
+    before?.status === freshCondition.status;
+  const reported = reportedCapacity(fresh, prev.capacity, now, mayHold);
+  return { reported, condition: condition(reported.capacity) };
+}
+
+/** `Ready`: the deletion first, then configuration, credentials and pools, in that order. */
+function readyCondition(
+  name: string,
+  blocking: readonly string[],
+  deleting: boolean,
+  configErrors: readonly string[],
+  credentials: CredentialCheck,
+  pools: { readonly condition: ConditionInput } | undefined,
+): ConditionInput {
+  const no = (reason: string, message: string): ConditionInput => ({
+    type: "Ready",
+    status: "False",
+    reason,
+    message,
+  });
+  if (blocking.length) return no("DeletionBlocked", deletionBlockedMessage(name, blocking));
+  if (deleting) {
+    return no(
+      "Deleting",
+      `ProviderConfig "${name}" is being deleted; no TenantCluster references it any more`,
+    );
+  }
+  if (configErrors.length) return no("ValidationFailed", configErrors.join("; "));
+  if (!credentials.ok) return no("CredentialsInvalid", credentials.message);
+  if (pools && pools.condition.status !== "True") return no(pools.condition.reason, pools.condition.message);
+  return {
+    type: "Ready",
+    status: "True",
+    reason: "Ready",
+    message: "configuration and credentials are complete" + (pools ? " and a referenced pool has room" : ""),
+  };
+}
+
+/** `Validated` and `CredentialsValid`. */
+function validationConditions(
+  configErrors: readonly string[],
+  credentials: CredentialCheck,
+): ConditionInput[] {
+  const configOk = configErrors.length === 0;
+  const credentialsMessage = credentials.ok ? "credentials validated" : credentials.message;
+  return [
+    configOk && credentials.ok
+      ? {
+        type: "Validated",
+        status: "True",
+        reason: "ValidationSucceeded",
+        message: "configuration and credentials validated",
+      }
+      : {
+        type: "Validated",
+        status: "False",
+        reason: configOk ? "CredentialsInvalid" : "ValidationFailed",
+        message: configOk ? credentialsMessage : configErrors.join("; "),
+      },
+    credentials.ok
+      ? { type: "CredentialsValid", status: "True", reason: "Ready", message: "credentials validated" }
+      : {
+        type: "CredentialsValid",
+        status: "False",
+        reason: "CredentialsInvalid",
+        message: credentials.message,
+      },
+  ];
 }
