@@ -1,10 +1,6 @@
 import type { Context, Handler } from "hono";
 import type { z } from "zod";
 import {
-  type AdmissionDecision,
-  admissionResponse,
-  AdmissionReviewRequest,
-  AdmissionReviewResponse,
   CompositeRequest,
   CompositeResponse,
   CustomizeRequest,
@@ -29,7 +25,6 @@ import {
   type ReadPlan,
   type Reads,
   type Staged,
-  staged,
 } from "./decision.ts";
 import { createGroupCommit, type MemberResult } from "./group_commit.ts";
 import type { AppEnv, Subject } from "./env.ts";
@@ -203,7 +198,7 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
     const key = kube && binding.group?.key(request);
     const outcome = key !== undefined && kube
       ? await groupOf(kube)(key, { request, plan, context, started: performance.now() })
-      : await decide(request, plan, context, kube, performance.now());
+      : await decideAlone(binding, request, plan, context, kube, performance.now());
     if ("error" in outcome) {
       const err = outcome.error;
       if (err instanceof UndeliveredGroupsError) return jsonError(c, 400, err.message, err.problems);
@@ -213,70 +208,75 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
       c.set("failure", err.message);
       return jsonError(c, 503, `cannot reach the API (${err.status} ${err.reason}); try again`);
     }
-    return answer(c, request, outcome.response, context);
+    return answer(binding, c, request, outcome.response, context);
   };
+}
 
-  /** Reads, runs the function and writes what it staged; on a conflict, reads and decides again. */
-  async function decide(
-    request: z.output<Req>,
-    plan: (reads: Reads) => ReadPlan,
-    context: HookContext,
-    kube: KubeClient | undefined,
-    started: number,
-  ): Promise<MemberResult<z.input<Res>>> {
-    for (let attempt = 1;; attempt++) {
-      let outcome: z.input<Res> | Staged<z.input<Res>> | undefined;
-      try {
-        const planned = Object.keys(plan({})).length > 0;
-        const reads = planned ? await readAll(plan, kube!, attempt > 1 ? "fresh" : "cached") : {};
-        outcome = binding.run(request, context, reads);
-        if (planned && !isStaged(outcome) && binding.refuses?.(outcome)) {
-          outcome = binding.run(request, context, await readAll(plan, kube!, "confirm", reads));
-        }
-        if (!isStaged(outcome)) return { response: outcome };
-        if (!kube) throw new NoApi();
-        await kube.write(outcome.write.method, outcome.write.path, outcome.write.body);
-        return { response: outcome.response };
-      } catch (error) {
-        const contended = error instanceof KubeApiError && error.status === 409 && outcome !== undefined &&
-          isStaged(outcome);
-        if (!contended) return { error };
-        if (attempt >= MAX_DECISION_ATTEMPTS || performance.now() - started >= DECISION_BUDGET_MS) {
-          return { response: (outcome as Staged<z.input<Res>>).contended };
-        }
+/**
+ * A decision outside any group: reads, runs the function and writes what it staged; on a conflict, reads and
+ * decides again, within {@linkcode DECISION_BUDGET_MS} and {@linkcode MAX_DECISION_ATTEMPTS}.
+ */
+async function decideAlone<Req extends z.ZodType, Res extends z.ZodType>(
+  binding: Binding<Req, Res>,
+  request: z.output<Req>,
+  plan: (reads: Reads) => ReadPlan,
+  context: HookContext,
+  kube: KubeClient | undefined,
+  started: number,
+): Promise<MemberResult<z.input<Res>>> {
+  for (let attempt = 1;; attempt++) {
+    let outcome: z.input<Res> | Staged<z.input<Res>> | undefined;
+    try {
+      const planned = Object.keys(plan({})).length > 0;
+      const reads = planned ? await readAll(plan, kube!, attempt > 1 ? "fresh" : "cached") : {};
+      outcome = binding.run(request, context, reads);
+      if (planned && !isStaged(outcome) && binding.refuses?.(outcome)) {
+        outcome = binding.run(request, context, await readAll(plan, kube!, "confirm", reads));
+      }
+      if (!isStaged(outcome)) return { response: outcome };
+      if (!kube) throw new NoApi();
+      await kube.write(outcome.write.method, outcome.write.path, outcome.write.body);
+      return { response: outcome.response };
+    } catch (error) {
+      const contended = error instanceof KubeApiError && error.status === 409 && outcome !== undefined &&
+        isStaged(outcome);
+      if (!contended) return { error };
+      if (attempt >= MAX_DECISION_ATTEMPTS || performance.now() - started >= DECISION_BUDGET_MS) {
+        return { response: (outcome as Staged<z.input<Res>>).contended };
       }
     }
   }
+}
 
-  /** Checks the answer against the response schema, and notes what it signals. */
-  function answer(
-    c: Context<AppEnv>,
-    request: z.output<Req>,
-    result: z.input<Res>,
-    context: HookContext,
-  ): Response {
-    const checked = binding.response.safeParse(result);
-    if (!checked.success) {
-      const issue = checked.error.issues[0];
+/** Checks the answer against the response schema, and notes what it signals. */
+function answer<Req extends z.ZodType, Res extends z.ZodType>(
+  binding: Binding<Req, Res>,
+  c: Context<AppEnv>,
+  request: z.output<Req>,
+  result: z.input<Res>,
+  context: HookContext,
+): Response {
+  const checked = binding.response.safeParse(result);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    c.set(
+      "failure",
+      `hook produced an invalid response at ${formatPath(issue?.path ?? [])}: ${issue?.message}`,
+    );
+    return jsonError(c, 500, "internal error: the hook produced an invalid response");
+  }
+  if (binding.signals) {
+    try {
       c.set(
-        "failure",
-        `hook produced an invalid response at ${formatPath(issue?.path ?? [])}: ${issue?.message}`,
+        "signals",
+        binding.signals(request, checked.data as z.output<Res>, context),
       );
-      return jsonError(c, 500, "internal error: the hook produced an invalid response");
+    } catch (err) {
+      // A signal is a side note: the answer stands, and the log says what went wrong.
+      c.set("failure", `signals: ${err instanceof Error ? err.message : String(err)}`);
     }
-    if (binding.signals) {
-      try {
-        c.set(
-          "signals",
-          binding.signals(request, checked.data as z.output<Res>, context),
-        );
-      } catch (err) {
-        // A signal is a side note: the answer stands, and the log says what went wrong.
-        c.set("failure", `signals: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-    return c.json(checked.data as Record<string, unknown>, 200);
   }
+  return c.json(checked.data as Record<string, unknown>, 200);
 }
 
 /** Binds a CompositeController sync or finalize hook, with what its answers signal. */
@@ -315,22 +315,6 @@ export function bindDecorator(
   });
 }
 
-/**
- * A denial's signal: one count per failing rule (the causes' reasons, else the status reason), by webhook.
- *
- * @example
- * ```ts
- * denialSignals("tenantcluster", response); // [{ signal: "denial", webhook: "tenantcluster", rules: ["maxClusters"] }]
- * ```
- */
-export function denialSignals(webhook: string, review: AdmissionReviewResponse): Signal[] {
-  const r = review.response;
-  if (r.allowed) return [];
-  const causes = r.status?.details?.causes.map((c) => c.reason) ?? [];
-  const rules = causes.length ? [...new Set(causes)] : [r.status?.reason ?? "Forbidden"];
-  return [{ signal: "denial", webhook, rules }];
-}
-
 /** Binds a customize hook (both controller kinds). */
 export function bindCustomize(
   run: (request: CustomizeRequest, context: HookContext) => z.input<typeof CustomizeResponse>,
@@ -340,63 +324,5 @@ export function bindCustomize(
     response: CustomizeResponse,
     run,
     subject: (r) => subjectOf(r.parent),
-  });
-}
-
-/**
- * Binds an admission decision function; the AdmissionReview envelope (uid echoed) is built here. With `plan`,
- * the objects it names are read from the API first and handed to `decide`, which stays pure. A decision that
- * holds only once something is written (a quota reservation) returns {@linkcode staged}: the adapter writes it,
- * and on a conflict reads and decides again. Reviews with the same `group` key are decided in groups and
- * committed in one write ({@linkcode createGroupCommit}).
- */
-export function bindAdmission(
-  webhook: string,
-  decide: (
-    review: AdmissionReviewRequest,
-    context: HookContext,
-    reads: Reads,
-  ) => AdmissionDecision | Staged<AdmissionDecision>,
-  plan?: (review: AdmissionReviewRequest, reads: Reads, context: HookContext) => ReadPlan,
-  group?: {
-    readonly key: (review: AdmissionReviewRequest) => string | undefined;
-    readonly chain: (reads: Reads, write: KubeWrite) => Reads;
-    /** The decision when the API is too slow to decide in time. */
-    readonly unavailable: AdmissionDecision;
-  },
-): Handler<AppEnv> {
-  return bind({
-    request: AdmissionReviewRequest,
-    response: AdmissionReviewResponse,
-    ...(plan ? { plan } : {}),
-    ...(group
-      ? {
-        group: {
-          key: group.key,
-          chain: group.chain,
-          unavailable: (review: AdmissionReviewRequest) =>
-            admissionResponse(review.request.uid, group.unavailable),
-        },
-      }
-      : {}),
-    run: (review, context, reads) => {
-      const uid = review.request.uid;
-      const d = decide(review, context, reads);
-      // A dry run writes nothing: the webhook is sideEffects NoneOnDryRun.
-      if (!isStaged(d)) return admissionResponse(uid, d);
-      if (review.request.dryRun) return admissionResponse(uid, d.response);
-      return staged(admissionResponse(uid, d.response), d.write, admissionResponse(uid, d.contended));
-    },
-    signals: (_, response) => denialSignals(webhook, response),
-    refuses: (review) => (review as { response?: { allowed?: boolean } }).response?.allowed === false,
-    // The review's names are the requester's: capped in the log like a hook's parent.
-    subject: (r) => {
-      const obj = (r.request.object ?? r.request.oldObject) as { kind?: unknown } | null | undefined;
-      return {
-        kind: capped(typeof obj?.kind === "string" ? obj.kind : r.request.kind.kind),
-        namespace: r.request.namespace === undefined ? undefined : capped(r.request.namespace),
-        name: capped(r.request.name ?? ""),
-      };
-    },
   });
 }

@@ -6,6 +6,7 @@
  */
 export * from "./app.ts";
 export * from "./bind.ts";
+export * from "./bind_admission.ts";
 export * from "./decision.ts";
 export * from "./group_commit.ts";
 export * from "./env.ts";
