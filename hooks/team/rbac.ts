@@ -151,13 +151,30 @@ export function desiredChildren(
 ): KubeObject[] {
   const ns = teamNamespace(team.name);
   const l = labels(team.name);
-  const children: KubeObject[] = [];
-  children.push(buildObject(CHILD_TYPES.Namespace, {
-    name: ns,
-    labels: l,
-    ...(team.spec.description ? { annotations: { [`${GROUP}/description`]: team.spec.description } } : {}),
-  } as never, {}));
-  const bindings = subjects.map((s) =>
+  return [
+    buildObject(CHILD_TYPES.Namespace, {
+      name: ns,
+      labels: l,
+      ...(team.spec.description ? { annotations: { [`${GROUP}/description`]: team.spec.description } } : {}),
+    } as never, {}),
+    ...teamRoleBindings(ns, l, subjects, naming),
+    reporterBinding(ns, l),
+    ...environmentElevations(team.spec, ns, l, subjects, naming),
+    ...perTeamRbac(team.name, l, subjects, naming),
+    ...namespaceQuota(team.spec, ns, l),
+  ];
+}
+
+type Labels = ReturnType<typeof labels>;
+
+/** A RoleBinding per user and group, to the ClusterRole of its team role, sorted by name. */
+function teamRoleBindings(
+  ns: string,
+  l: Labels,
+  subjects: readonly SubjectAccess[],
+  naming: GroupNaming,
+): KubeObject[] {
+  return subjects.map((s) =>
     buildObject(
       CHILD_TYPES.RoleBinding,
       { name: roleBindingName(s.kind, s.name), namespace: ns, labels: l },
@@ -171,25 +188,40 @@ export function desiredChildren(
       },
     )
   ).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
-  children.push(...bindings);
-  // The reporter reads the tenant kubeconfig Secrets of this team's clusters: it may get Secrets here, in team
-  // namespaces only, not cluster-wide (where butler-system holds the CA key and provider credentials). Harmless
-  // without the reporter component: the ServiceAccount does not exist.
-  children.push(buildObject(
+}
+
+/**
+ * The reporter reads the tenant kubeconfig Secrets of this team's clusters: it may get Secrets here, in team
+ * namespaces only, not cluster-wide (where butler-system holds the CA key and provider credentials). Harmless
+ * without the reporter component: the ServiceAccount does not exist.
+ */
+function reporterBinding(ns: string, l: Labels): KubeObject {
+  return buildObject(
     CHILD_TYPES.RoleBinding,
     { name: REPORTER_BINDING, namespace: ns, labels: l },
     {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: REPORTER_BINDING },
       subjects: [{ kind: "ServiceAccount", name: "butler-reporter", namespace: SYSTEM_NAMESPACE }],
     },
-  ));
+  );
+}
 
-  // An environment elevation grants what the seed gives it, creating, changing and deleting TenantClusters
-  // labelled with that environment, never the team role's Secrets or ProviderConfigs namespace-wide. RBAC grants
-  // the TenantCluster verbs in the namespace so the request reaches admission; the policy then requires the
-  // environment, as a resource name of the virtual subresource, to be granted too. An elevation to admin grants
-  // the same: nothing else is scoped to an environment. An operator or admin of the team needs none.
-  for (const env of team.spec.environments ?? []) {
+/**
+ * An environment elevation grants what the seed gives it, creating, changing and deleting TenantClusters
+ * labelled with that environment, never the team role's Secrets or ProviderConfigs namespace-wide. RBAC grants
+ * the TenantCluster verbs in the namespace so the request reaches admission; the policy then requires the
+ * environment, as a resource name of the virtual subresource, to be granted too. An elevation to admin grants
+ * the same: nothing else is scoped to an environment. An operator or admin of the team needs none.
+ */
+function environmentElevations(
+  spec: TeamSpec,
+  ns: string,
+  l: Labels,
+  subjects: readonly SubjectAccess[],
+  naming: GroupNaming,
+): KubeObject[] {
+  const children: KubeObject[] = [];
+  for (const env of spec.environments ?? []) {
     const elevated = elevatedIn(env.name, subjects);
     if (elevated.length === 0) continue;
     const role = environmentRoleName(env.name);
@@ -215,17 +247,30 @@ export function desiredChildren(
       );
     }
   }
+  return children;
+}
 
+/**
+ * The per-team ClusterRoles and their bindings: every member reads the Team, its admins update it and its
+ * environment limits.
+ */
+function perTeamRbac(
+  name: string,
+  l: Labels,
+  subjects: readonly SubjectAccess[],
+  naming: GroupNaming,
+): KubeObject[] {
+  const children: KubeObject[] = [];
   const teamRule = (verbs: string[]) => [{
     apiGroups: [GROUP],
     resources: ["teams"],
-    resourceNames: [team.name],
+    resourceNames: [name],
     verbs,
   }];
   const perTeam: [string, string[], SubjectAccess[]][] = [
-    [`butler-team-${team.name}-member`, ["get", "list", "watch"], [...subjects]],
+    [`butler-team-${name}-member`, ["get", "list", "watch"], [...subjects]],
     [
-      `butler-team-${team.name}-admin`,
+      `butler-team-${name}-admin`,
       ["get", "update", "patch"],
       subjects.filter((s) => s.teamRole === "admin"),
     ],
@@ -235,41 +280,47 @@ export function desiredChildren(
   const environmentLimits = {
     apiGroups: [GROUP],
     resources: ["teams/environmentlimits"],
-    resourceNames: [team.name],
+    resourceNames: [name],
     verbs: ["update"],
   };
-  for (const [name, verbs] of perTeam) {
-    const rules = name.endsWith("-admin") ? [...teamRule(verbs), environmentLimits] : teamRule(verbs);
-    children.push(buildObject(CHILD_TYPES.ClusterRole, { name, labels: l }, { rules }));
+  for (const [role, verbs] of perTeam) {
+    const rules = role.endsWith("-admin") ? [...teamRule(verbs), environmentLimits] : teamRule(verbs);
+    children.push(buildObject(CHILD_TYPES.ClusterRole, { name: role, labels: l }, { rules }));
   }
   // One binding per subject kind: Metacontroller merges `subjects` as a list keyed by name, so a User and a
   // Group of the same name in one binding would collapse into one of them. A binding with no subject is left
   // out (the API server drops an empty list, which would make every sync an update).
-  for (const [name, , members] of perTeam) {
+  for (const [role, , members] of perTeam) {
     for (const [kind, suffix] of [["User", ""], ["Group", "-groups"]] as const) {
       const of = members.filter((s) => s.kind === kind);
       if (of.length === 0) continue;
-      children.push(buildObject(CHILD_TYPES.ClusterRoleBinding, { name: `${name}${suffix}`, labels: l }, {
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+      children.push(buildObject(CHILD_TYPES.ClusterRoleBinding, { name: `${role}${suffix}`, labels: l }, {
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
         subjects: uniqueSubjects(of, naming),
       }));
     }
   }
-  for (const q of team.spec.namespaceQuota?.resourceQuotas ?? []) {
+  return children;
+}
+
+/** The `namespaceQuota` ResourceQuotas and LimitRanges, quantities canonical. */
+function namespaceQuota(spec: TeamSpec, ns: string, l: Labels): KubeObject[] {
+  const children: KubeObject[] = [];
+  for (const q of spec.namespaceQuota?.resourceQuotas ?? []) {
     children.push(
       buildObject(CHILD_TYPES.ResourceQuota, { name: q.name, namespace: ns, labels: l }, {
         spec: canonicalQuantities(q.spec, ["hard"]),
       }),
     );
   }
-  for (const r of team.spec.namespaceQuota?.limitRanges ?? []) {
-    const spec = r.spec as { limits?: unknown };
-    const limits = Array.isArray(spec.limits)
-      ? spec.limits.map((item) => canonicalQuantities(item, LIMIT_RANGE_LISTS))
-      : spec.limits;
+  for (const r of spec.namespaceQuota?.limitRanges ?? []) {
+    const rs = r.spec as { limits?: unknown };
+    const limits = Array.isArray(rs.limits)
+      ? rs.limits.map((item) => canonicalQuantities(item, LIMIT_RANGE_LISTS))
+      : rs.limits;
     children.push(
       buildObject(CHILD_TYPES.LimitRange, { name: r.name, namespace: ns, labels: l }, {
-        spec: { ...spec, ...(limits === undefined ? {} : { limits }) },
+        spec: { ...rs, ...(limits === undefined ? {} : { limits }) },
       }),
     );
   }
