@@ -145,38 +145,8 @@ export function computeUsage(
   providers: readonly TeamProvider[] = [],
 ): Usage {
   const clusters = observed.filter((c) => !c.metadata.deletionTimestamp);
-  let nodes = 0;
-  let cpu = ZERO;
-  let memory = { ...ZERO, binary: true };
-  let storage = { ...ZERO, binary: true };
-  const verdicts: Verdict[] = [];
+  const totals = teamTotals(spec, clusters);
   const limits = spec.resourceLimits;
-  const perCluster = limits?.maxNodesPerCluster !== undefined
-    ? fromCount(limits.maxNodesPerCluster)
-    : undefined;
-  const problems: string[] = [];
-  for (const c of clusters) {
-    const envName = c.metadata.labels?.[LABELS.environment];
-    const r = resolveTeamShape(c.spec ?? {}, envName, spec, recordedShape(c.status));
-    nodes += r.shape.workerCount.value;
-    if (r.totals) {
-      cpu = add(cpu, r.totals.cpu);
-      memory = add(memory, r.totals.memory);
-      storage = add(storage, r.totals.storage);
-    } else {
-      problems.push(`${c.metadata.name}: ${r.problems.join(", ")}`);
-    }
-    if (perCluster) {
-      verdicts.push(
-        judge({
-          scope: "cluster",
-          label: `workers of ${c.metadata.name}`,
-          used: fromCount(r.shape.workerCount.value),
-          limit: perCluster,
-        }),
-      );
-    }
-  }
   const dims: (Dimension & { key: string })[] = [
     {
       scope: "team",
@@ -189,45 +159,124 @@ export function computeUsage(
       scope: "team",
       key: "node",
       label: "worker nodes",
-      used: fromCount(nodes),
+      used: fromCount(totals.nodes),
       limit: limitOf(limits?.maxTotalNodes),
     },
-    { scope: "team", key: "cpu", label: "CPU", used: cpu, limit: limitOf(limits?.maxCPUCores) },
-    { scope: "team", key: "memory", label: "memory", used: memory, limit: limitOf(limits?.maxMemory) },
-    { scope: "team", key: "storage", label: "storage", used: storage, limit: limitOf(limits?.maxStorage) },
+    { scope: "team", key: "cpu", label: "CPU", used: totals.cpu, limit: limitOf(limits?.maxCPUCores) },
+    { scope: "team", key: "memory", label: "memory", used: totals.memory, limit: limitOf(limits?.maxMemory) },
+    {
+      scope: "team",
+      key: "storage",
+      label: "storage",
+      used: totals.storage,
+      limit: limitOf(limits?.maxStorage),
+    },
   ];
-  verdicts.unshift(...dims.map(judge));
+  const envs = (spec.environments ?? []).map((e) => environmentUsage(e, clusters));
+  const verdicts = [
+    ...dims.map(judge),
+    ...totals.perCluster,
+    ...envs.flatMap((e) => e.verdicts),
+    ...providerVerdicts(spec, clusters, providers),
+  ];
+  const notes = verdicts.flatMap((v) => (v.text ? [v.text] : []));
+  return {
+    clusterCount: clusters.length,
+    resourceUsage: {
+      clusters: clusters.length,
+      totalNodes: totals.nodes,
+      totalCPU: formatQuantity(totals.cpu),
+      totalMemory: formatQuantity(totals.memory),
+      totalStorage: formatQuantity(totals.storage),
+      ...Object.fromEntries(
+        dims.flatMap((d) => (d.limit ? [[`${d.key}Utilization`, percentOf(d.used, d.limit)]] : [])),
+      ),
+    },
+    quotaStatus: worst(verdicts.map((v) => v.state)),
+    quotaMessage: [
+      ...(notes.length ? notes : ["all usage within limits"]),
+      ...(totals.problems.length ? [`not counted (invalid quantities): ${totals.problems.join("; ")}`] : []),
+    ].join("; "),
+    environments: envs.map((e) => e.usage),
+    measures: verdicts.map((v) => v.measure),
+  };
+}
 
-  const environments: EnvironmentUsage[] = (spec.environments ?? []).map((e) => {
-    const inEnv = clusters.filter((c) => c.metadata.labels?.[LABELS.environment] === e.name);
-    const owners = new Map<string, number>();
-    for (const c of inEnv) {
-      const o = ownerOf(c.metadata.annotations);
-      if (o) owners.set(o, (owners.get(o) ?? 0) + 1);
+/**
+ * The team's totals over its clusters' effective shapes (a cluster whose quantities do not parse is not counted,
+ * and named), and each cluster's workers against the per-cluster node limit.
+ */
+function teamTotals(spec: TeamSpec, clusters: readonly ObservedCluster[]) {
+  let nodes = 0;
+  let cpu = ZERO;
+  let memory = { ...ZERO, binary: true };
+  let storage = { ...ZERO, binary: true };
+  const limits = spec.resourceLimits;
+  const perClusterLimit = limits?.maxNodesPerCluster !== undefined
+    ? fromCount(limits.maxNodesPerCluster)
+    : undefined;
+  const problems: string[] = [];
+  const perCluster: Verdict[] = [];
+  for (const c of clusters) {
+    const envName = c.metadata.labels?.[LABELS.environment];
+    const r = resolveTeamShape(c.spec ?? {}, envName, spec, recordedShape(c.status));
+    nodes += r.shape.workerCount.value;
+    if (r.totals) {
+      cpu = add(cpu, r.totals.cpu);
+      memory = add(memory, r.totals.memory);
+      storage = add(storage, r.totals.storage);
+    } else {
+      problems.push(`${c.metadata.name}: ${r.problems.join(", ")}`);
     }
-    const envLimit = limitOf(e.limits?.maxClusters);
-    verdicts.push(
-      judge({
-        scope: "environment",
-        label: `clusters in environment ${e.name}`,
-        used: fromCount(inEnv.length),
-        limit: envLimit,
-      }),
-    );
-    const perMember = limitOf(e.limits?.maxClustersPerMember);
-    if (perMember) {
-      for (const [owner, n] of [...owners].sort()) {
-        verdicts.push(
-          judge({
-            scope: "member",
-            label: `clusters of ${owner} in environment ${e.name}`,
-            used: fromCount(n),
-            limit: perMember,
-          }),
-        );
-      }
+    if (perClusterLimit) {
+      perCluster.push(
+        judge({
+          scope: "cluster",
+          label: `workers of ${c.metadata.name}`,
+          used: fromCount(r.shape.workerCount.value),
+          limit: perClusterLimit,
+        }),
+      );
     }
-    return {
+  }
+  return { nodes, cpu, memory, storage, problems, perCluster };
+}
+
+/** One environment's clusters and owners, against its cluster and per-member limits. */
+function environmentUsage(
+  e: NonNullable<TeamSpec["environments"]>[number],
+  clusters: readonly ObservedCluster[],
+): { usage: EnvironmentUsage; verdicts: Verdict[] } {
+  const inEnv = clusters.filter((c) => c.metadata.labels?.[LABELS.environment] === e.name);
+  const owners = new Map<string, number>();
+  for (const c of inEnv) {
+    const o = ownerOf(c.metadata.annotations);
+    if (o) owners.set(o, (owners.get(o) ?? 0) + 1);
+  }
+  const envLimit = limitOf(e.limits?.maxClusters);
+  const verdicts = [
+    judge({
+      scope: "environment",
+      label: `clusters in environment ${e.name}`,
+      used: fromCount(inEnv.length),
+      limit: envLimit,
+    }),
+  ];
+  const perMember = limitOf(e.limits?.maxClustersPerMember);
+  if (perMember) {
+    for (const [owner, n] of [...owners].sort()) {
+      verdicts.push(
+        judge({
+          scope: "member",
+          label: `clusters of ${owner} in environment ${e.name}`,
+          used: fromCount(n),
+          limit: perMember,
+        }),
+      );
+    }
+  }
+  return {
+    usage: {
       name: e.name,
       clusters: inEnv.length,
       ...(envLimit ? { clusterUtilization: percentOf(fromCount(inEnv.length), envLimit) } : {}),
@@ -235,32 +284,8 @@ export function computeUsage(
         owner,
         clusters,
       })),
-    };
-  });
-
-  verdicts.push(...providerVerdicts(spec, clusters, providers));
-  const quotaStatus = worst(verdicts.map((v) => v.state));
-  const notes = verdicts.flatMap((v) => (v.text ? [v.text] : []));
-  const resourceUsage: Record<string, unknown> = {
-    clusters: clusters.length,
-    totalNodes: nodes,
-    totalCPU: formatQuantity(cpu),
-    totalMemory: formatQuantity(memory),
-    totalStorage: formatQuantity(storage),
-    ...Object.fromEntries(
-      dims.flatMap((d) => (d.limit ? [[`${d.key}Utilization`, percentOf(d.used, d.limit)]] : [])),
-    ),
-  };
-  return {
-    clusterCount: clusters.length,
-    resourceUsage,
-    quotaStatus,
-    quotaMessage: [
-      ...(notes.length ? notes : ["all usage within limits"]),
-      ...(problems.length ? [`not counted (invalid quantities): ${problems.join("; ")}`] : []),
-    ].join("; "),
-    environments,
-    measures: verdicts.map((v) => v.measure),
+    },
+    verdicts,
   };
 }
 
