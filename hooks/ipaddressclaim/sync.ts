@@ -114,15 +114,9 @@ export function syncIPAddressClaim(request: DecoratorRequest, context: HookConte
   const allocation = pool || observed ? [allocationOf(ns, name, poolName)] : [];
   const written = keepObserved(request.attachments, [CLAIM_ATTACHMENTS[1]]);
   if (!pool) {
-    const elsewhere = Object.keys(pools).filter((k) => k !== poolKey).sort();
-    const where = elsewhere.length
-      ? `; a claim can only use a NetworkPool in its own namespace, and ${elsewhere.join(", ")} ${
-        elsewhere.length === 1 ? "is" : "are"
-      } not in ${ns}`
-      : "";
     return {
       attachments: [...allocation, ...written],
-      status: ready("False", REASON.notReady, `NetworkPool ${poolKey} not found${where}`),
+      status: ready("False", REASON.notReady, poolNotFound(Object.keys(pools), poolKey, ns)),
     };
   }
   const uid = (observed?.metadata as { uid?: unknown } | undefined)?.uid;
@@ -145,20 +139,47 @@ export function syncIPAddressClaim(request: DecoratorRequest, context: HookConte
         : ready("False", REASON.writing, `${text} granted; writing its IPAddress`),
     };
   }
+  const [reason, message] = whyWaiting(poolStatus, uid, poolKey);
+  return { attachments: allocation, status: ready("False", reason, message) };
+}
+
+/** A claim's pool not found: a claim uses a pool of its own namespace, and those of others are named. */
+function poolNotFound(related: readonly string[], poolKey: string, ns: string): string {
+  const elsewhere = related.filter((k) => k !== poolKey).sort();
+  const where = elsewhere.length
+    ? `; a claim can only use a NetworkPool in its own namespace, and ${elsewhere.join(", ")} ${
+      elsewhere.length === 1 ? "is" : "are"
+    } not in ${ns}`
+    : "";
+  return `NetworkPool ${poolKey} not found${where}`;
+}
+
+/**
+ * Why a claim has no address yet, with Cluster API's reason. A pool that cannot grant (invalid, overlapping
+ * another, being deleted) says so before any one refusal does.
+ */
+function whyWaiting(
+  poolStatus: {
+    failures?: Record<string, unknown>;
+    conditions?: { type?: unknown; status?: unknown; reason?: unknown; message?: unknown }[];
+  },
+  uid: unknown,
+  poolKey: string,
+): [string, string] {
   const failure = typeof uid === "string" ? poolStatus.failures?.[uid] : undefined;
   const poolReady = Array.isArray(poolStatus.conditions)
     ? poolStatus.conditions.find((c) => c?.type === "Ready")
     : undefined;
-  // A pool that cannot grant (invalid, overlapping another, being deleted) says so before any one refusal does.
-  const [reason, message] = poolReady?.status === "False"
-    ? [
+  if (poolReady?.status === "False") {
+    return [
       REASON.notReady,
       `NetworkPool ${poolKey} is not ready: ${String(poolReady.message ?? poolReady.reason)}`,
-    ]
-    : typeof failure === "string"
-    ? [failure.startsWith(MESSAGES.exhausted) ? REASON.exhausted : REASON.failed, failure]
-    : [REASON.waiting, `waiting for NetworkPool ${poolKey} to grant an address`];
-  return { attachments: allocation, status: ready("False", reason, message) };
+    ];
+  }
+  if (typeof failure === "string") {
+    return [failure.startsWith(MESSAGES.exhausted) ? REASON.exhausted : REASON.failed, failure];
+  }
+  return [REASON.waiting, `waiting for NetworkPool ${poolKey} to grant an address`];
 }
 
 /** The claim's status: the Ready condition (kept stable as conditions are), and its v1beta1 twin. */
