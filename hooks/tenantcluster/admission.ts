@@ -233,19 +233,8 @@ export function admitTenantCluster(
   }
   if (!reads.team) return deny(errors);
   const team = parseTeamSpec((reads.team as { spec?: unknown }).spec);
-  if (!team.success) {
-    // A Team the webhook cannot read must not mean "no limits": fail closed, and say where.
-    const issue = team.error.issues[0]!;
-    errors.push({
-      rule: "teamUnreadable",
-      path: "spec",
-      type: "Forbidden",
-      detail: `team "${teamName}" has a spec admission cannot read (${
-        formatPath(["spec", ...issue.path])
-      }: ${issue.message}); its limits cannot be checked until a platform admin fixes it`,
-    });
-    return deny(errors);
-  }
+  // A Team the webhook cannot read must not mean "no limits": fail closed, and say where.
+  if (!team.success) return deny([...errors, teamUnreadable(teamName, team.error.issues[0]!)]);
 
   const pcSpec = parseProviderSpec(pcObject?.spec);
   const provider = choice && pcSpec.success
@@ -278,6 +267,18 @@ export function admitTenantCluster(
   if (errors.length) return deny(errors);
   if (!quotaInForce(team.data, provider)) return { allowed: true };
   return reserve(namespace, name, load, ledger, { clusters, live: view.live }, now);
+}
+
+/** The refusal of a Team whose spec admission cannot read. */
+function teamUnreadable(teamName: string, issue: { path: PropertyKey[]; message: string }): FieldError {
+  return {
+    rule: "teamUnreadable",
+    path: "spec",
+    type: "Forbidden",
+    detail: `team "${teamName}" has a spec admission cannot read (${
+      formatPath(["spec", ...issue.path])
+    }: ${issue.message}); its limits cannot be checked until a platform admin fixes it`,
+  };
 }
 
 function deny(errors: readonly FieldError[]): AdmissionDecision {
