@@ -146,48 +146,14 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
     return submit;
   };
   return async (c: Context<AppEnv>) => {
-    if (!isJsonContentType(c.req.header("content-type"))) {
-      return jsonError(
-        c,
-        415,
-        `unsupported content type ${
-          JSON.stringify(capped(c.req.header("content-type") ?? ""))
-        }: expected application/json`,
-      );
-    }
-    const text = await c.req.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (err) {
-      return jsonError(c, 400, parseFailure(err, text.length));
-    }
-    const parsed = binding.request.safeParse(body);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
-      const first = problems[0]!;
-      return jsonError(c, 400, `invalid request: ${first.path || "(body)"}: ${first.message}`, problems);
-    }
-    const request = parsed.data as z.output<Req>;
+    const read = await readRequest(c, binding.request);
+    if (read instanceof Response) return read;
+    const request = read.request as z.output<Req>;
     const subject = binding.subject(request);
     if (subject) c.set("subject", subject);
-
     const runtime = c.get("runtime");
-    let now = runtime.clock();
-    if (runtime.clockOverride) {
-      const header = c.req.header(NOW_HEADER);
-      if (header !== undefined) {
-        const parsedNow = parseTime(header);
-        if (!parsedNow) {
-          return jsonError(
-            c,
-            400,
-            `invalid ${NOW_HEADER} header: expected an RFC 3339 time, got ${JSON.stringify(capped(header))}`,
-          );
-        }
-        now = parsedNow;
-      }
-    }
+    const now = clockOf(c);
+    if (now instanceof Response) return now;
 
     const context = { now, config: runtime.hookConfig };
     const plan = (reads: Reads) => binding.plan?.(request, reads, context) ?? {};
@@ -210,6 +176,48 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
     }
     return answer(binding, c, request, outcome.response, context);
   };
+}
+
+/**
+ * The request body as the schema reads it, or the answer to a body that is not one: 415 for another content type,
+ * 400 for JSON that does not parse (its offset only) or an envelope that fails the schema (every field path).
+ */
+async function readRequest(c: Context<AppEnv>, schema: z.ZodType): Promise<{ request: unknown } | Response> {
+  if (!isJsonContentType(c.req.header("content-type"))) {
+    return jsonError(
+      c,
+      415,
+      `unsupported content type ${
+        JSON.stringify(capped(c.req.header("content-type") ?? ""))
+      }: expected application/json`,
+    );
+  }
+  const text = await c.req.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (err) {
+    return jsonError(c, 400, parseFailure(err, text.length));
+  }
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
+    const first = problems[0]!;
+    return jsonError(c, 400, `invalid request: ${first.path || "(body)"}: ${first.message}`, problems);
+  }
+  return { request: parsed.data };
+}
+
+/** The clock, read once: the service's, or the {@linkcode NOW_HEADER} where `CLOCK_OVERRIDE` allows it. */
+function clockOf(c: Context<AppEnv>): Date | Response {
+  const runtime = c.get("runtime");
+  const header = runtime.clockOverride ? c.req.header(NOW_HEADER) : undefined;
+  if (header === undefined) return runtime.clock();
+  return parseTime(header) ?? jsonError(
+    c,
+    400,
+    `invalid ${NOW_HEADER} header: expected an RFC 3339 time, got ${JSON.stringify(capped(header))}`,
+  );
 }
 
 /**
