@@ -1,7 +1,8 @@
 /**
- * The README's Butler objects come from `examples/`: every YAML block of the README that holds a Butler object is
- * equal (as data; comments and flow style may differ) to an object of some file under `examples/`, so the
- * README shows only objects the real API server tier has accepted.
+ * The documentation's Butler objects come from `examples/`: every YAML block of the README and of `docs/` that
+ * holds a Butler object is equal (as data; comments and flow style may differ) to an object of some file under
+ * `examples/`, so the docs show only objects the real API server tier has accepted (it applies every example, and
+ * `plan` plans them).
  */
 import assert from "node:assert/strict";
 import { parse, parseAllDocuments } from "yaml";
@@ -14,15 +15,25 @@ function yamlFiles(dir: string): string[] {
   );
 }
 
-Deno.test("every Butler object in the README is an example file", async (t) => {
+const pages = [
+  "README.md",
+  ...[...Deno.readDirSync(`${root}docs`)].filter((e) => e.name.endsWith(".md")).map((e) => `docs/${e.name}`)
+    .sort(),
+];
+
+Deno.test("every Butler object in the README and docs/ is an example file", async (t) => {
   const examples = yamlFiles(`${root}examples`).filter((f) => !f.includes("/invalid/"))
     .flatMap((f) => parseAllDocuments(Deno.readTextFileSync(f)).map((d) => ({ file: f, object: d.toJS() })));
-  const blocks = [...Deno.readTextFileSync(`${root}README.md`).matchAll(/```yaml\n([\s\S]*?)```/g)]
-    .map((m) => m[1]!).filter((b) => /^apiVersion: butler\.butlerlabs\.dev\//m.test(b));
-  assert.ok(blocks.length >= 5, `${blocks.length} Butler objects in the README`);
-  for (const block of blocks) {
+  const blocks = pages.flatMap((page) =>
+    [...Deno.readTextFileSync(`${root}${page}`).matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((m) => ({ page, block: m[1]! })).filter((b) =>
+        /^apiVersion: butler\.butlerlabs\.dev\//m.test(b.block)
+      )
+  );
+  assert.ok(blocks.length >= 5, `${blocks.length} Butler objects in the docs`);
+  for (const { page, block } of blocks) {
     const object = parse(block);
-    await t.step(`${object.kind} ${object.metadata.name}`, () => {
+    await t.step(`${page}: ${object.kind} ${object.metadata.name}`, () => {
       const same = examples.find((e) => {
         try {
           assert.deepEqual(e.object, object);
@@ -31,7 +42,7 @@ Deno.test("every Butler object in the README is an example file", async (t) => {
           return false;
         }
       });
-      assert.ok(same, `no file under examples/ holds the README's ${object.kind} ${object.metadata.name}`);
+      assert.ok(same, `no file under examples/ holds ${page}'s ${object.kind} ${object.metadata.name}`);
     });
   }
 });

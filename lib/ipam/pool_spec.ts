@@ -65,42 +65,7 @@ export function readPoolSpec(spec: PoolSpec): PoolSpecResult {
   }
   const cidr = parsedCidr?.ok ? parsedCidr.value : undefined;
 
-  const reserved: { index: number; text: string; range: Cidr }[] = [];
-  (spec.reserved ?? []).forEach((r, index) => {
-    const path = `reserved[${index}].cidr`;
-    const text = r.cidr ?? "";
-    const parsed = parseCidr(text);
-    if (!parsed.ok) {
-      return problems.push({
-        path,
-        message: `invalid reserved CIDR ${JSON.stringify(text)}: ${parsed.message}`,
-      });
-    }
-    if (cidr && parsed.value.family !== cidr.family) {
-      return problems.push({
-        path,
-        message: `reserved CIDR ${JSON.stringify(text)} is ${familyName(parsed.value.family)} but pool CIDR ${
-          JSON.stringify(cidrText)
-        } is ${familyName(cidr.family)}`,
-      });
-    }
-    if (cidr && !contains(cidr, parsed.value)) {
-      return problems.push({
-        path,
-        message: `reserved CIDR ${JSON.stringify(text)} is not within pool CIDR ${JSON.stringify(cidrText)}`,
-      });
-    }
-    const clash = reserved.find((o) => overlaps(o.range, parsed.value));
-    if (clash) {
-      return problems.push({
-        path,
-        message: `reserved CIDR ${JSON.stringify(text)} overlaps reserved CIDR ${
-          JSON.stringify(clash.text)
-        } (reserved[${clash.index}])`,
-      });
-    }
-    reserved.push({ index, text, range: parsed.value });
-  });
+  const reserved = readReserved(spec.reserved ?? [], cidr, cidrText, problems);
 
   const allocatable = cidr ? readAllocatable(spec.tenantAllocation, cidr, cidrText, problems) : [];
   const gateway = cidr && spec.gateway !== undefined
@@ -138,6 +103,52 @@ export function readPoolSpec(spec: PoolSpec): PoolSpecResult {
       reserved: reservedRanges,
     },
   };
+}
+
+/** The reserved CIDRs, each of the pool's family, within it, and overlapping no other (problems noted). */
+function readReserved(
+  entries: readonly { cidr?: string }[],
+  cidr: Cidr | undefined,
+  cidrText: string,
+  problems: SpecProblem[],
+): { index: number; text: string; range: Cidr }[] {
+  const reserved: { index: number; text: string; range: Cidr }[] = [];
+  entries.forEach((r, index) => {
+    const path = `reserved[${index}].cidr`;
+    const text = r.cidr ?? "";
+    const parsed = parseCidr(text);
+    if (!parsed.ok) {
+      return problems.push({
+        path,
+        message: `invalid reserved CIDR ${JSON.stringify(text)}: ${parsed.message}`,
+      });
+    }
+    if (cidr && parsed.value.family !== cidr.family) {
+      return problems.push({
+        path,
+        message: `reserved CIDR ${JSON.stringify(text)} is ${familyName(parsed.value.family)} but pool CIDR ${
+          JSON.stringify(cidrText)
+        } is ${familyName(cidr.family)}`,
+      });
+    }
+    if (cidr && !contains(cidr, parsed.value)) {
+      return problems.push({
+        path,
+        message: `reserved CIDR ${JSON.stringify(text)} is not within pool CIDR ${JSON.stringify(cidrText)}`,
+      });
+    }
+    const clash = reserved.find((o) => overlaps(o.range, parsed.value));
+    if (clash) {
+      return problems.push({
+        path,
+        message: `reserved CIDR ${JSON.stringify(text)} overlaps reserved CIDR ${
+          JSON.stringify(clash.text)
+        } (reserved[${clash.index}])`,
+      });
+    }
+    reserved.push({ index, text, range: parsed.value });
+  });
+  return reserved;
 }
 
 function readAddress(field: AddressField, family: Family, problems: SpecProblem[]): bigint | undefined {
