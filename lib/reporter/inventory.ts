@@ -269,8 +269,38 @@ export function planInventory(input: InventoryInput): InventoryPlan {
   // Without an inventory there is nothing to put a status on: the first successful read creates it.
   if (!exists && !spec) return {};
 
-  const left = all.length - kept.length;
-  const reporting: ConditionInput = watching
+  const [reporting, complete] = inventoryConditions(input, all.length, kept.length, invalid);
+  const written = spec?.services ?? stored.services ?? [];
+  const previousStatus = (input.previous?.status ?? {}) as { conditions?: unknown };
+  const status: InventoryStatus = {
+    services: written.length,
+    pending: written.filter((s) => !(s.ingressIPs ?? []).length).length,
+    conditions: conditions(
+      [reporting, complete, ...(input.conditions ?? [])],
+      PreviousConditions.parse(previousStatus.conditions),
+      now,
+    ),
+  };
+  // The API server returns objects with sorted keys: compare by content, not by key order.
+  const statusChanged = sortedJson(status) !== sortedJson(input.previous?.status ?? null);
+  return {
+    ...(spec ? { spec, reason } : {}),
+    ...(statusChanged ? { status } : {}),
+  };
+}
+
+/**
+ * `Reporting` (whether the tenant is watched) and `Complete` (whether every LoadBalancer Service is listed: none
+ * left out past the cap, by the reporter's own bound, or as invalid).
+ */
+function inventoryConditions(
+  input: InventoryInput,
+  total: number,
+  kept: number,
+  invalid: readonly { key: string; reason: string }[],
+): [ConditionInput, ConditionInput] {
+  const left = total - kept;
+  const reporting: ConditionInput = input.health.state === "Watching"
     ? { type: "Reporting", status: "True", reason: "Watching", message: "watching the tenant's Services" }
     : {
       type: "Reporting",
@@ -281,7 +311,7 @@ export function planInventory(input: InventoryInput): InventoryPlan {
   const missing = [
     ...(left > 0
       ? [
-        `${all.length} LoadBalancer Services exceed the cap of ${INVENTORY_LIMITS.maxServices}: ${left} left out (kept: those with addresses, then the longest pending)`,
+        `${total} LoadBalancer Services exceed the cap of ${INVENTORY_LIMITS.maxServices}: ${left} left out (kept: those with addresses, then the longest pending)`,
       ]
       : []),
     ...(input.overflow
@@ -308,24 +338,7 @@ export function planInventory(input: InventoryInput): InventoryPlan {
       reason: "Complete",
       message: "every LoadBalancer Service is listed",
     };
-
-  const written = spec?.services ?? stored.services ?? [];
-  const previousStatus = (input.previous?.status ?? {}) as { conditions?: unknown };
-  const status: InventoryStatus = {
-    services: written.length,
-    pending: written.filter((s) => !(s.ingressIPs ?? []).length).length,
-    conditions: conditions(
-      [reporting, complete, ...(input.conditions ?? [])],
-      PreviousConditions.parse(previousStatus.conditions),
-      now,
-    ),
-  };
-  // The API server returns objects with sorted keys: compare by content, not by key order.
-  const statusChanged = sortedJson(status) !== sortedJson(input.previous?.status ?? null);
-  return {
-    ...(spec ? { spec, reason } : {}),
-    ...(statusChanged ? { status } : {}),
-  };
+  return [reporting, complete];
 }
 
 /** JSON with object keys sorted at every level. */
