@@ -136,21 +136,7 @@ export function kubeconfigConnection(
     throw new Error(`${source}: not a kubeconfig (YAML does not parse)`);
   }
   if (typeof config !== "object") throw new Error(`${source}: not a kubeconfig`);
-  if (options.context !== undefined && !config.contexts?.some((c) => c.name === options.context)) {
-    throw new Error(`${source}: context "${options.context}" not found`);
-  }
-  const context = config.contexts?.find((c) => c.name === (options.context ?? config["current-context"]))
-    ?.context ?? config.contexts?.[0]?.context;
-  const cluster = config.clusters?.find((c) => c.name === context?.cluster)?.cluster ??
-    (config.clusters?.length === 1 ? config.clusters[0]!.cluster : undefined);
-  const user = config.users?.find((u) => u.name === context?.user)?.user ??
-    (config.users?.length === 1 ? config.users[0]!.user : {});
-  if (!cluster || typeof cluster.server !== "string" || !/^https?:\/\//.test(cluster.server)) {
-    throw new Error(`${source}: no cluster server for the current context`);
-  }
-  if (options.requireTls && !cluster.server.startsWith("https://")) {
-    throw new Error(`${source}: the cluster server is not https:// (credentials are never sent in clear)`);
-  }
+  const { context, cluster, user } = selectContext(config, source, options);
   const supported = new Set<string>([
     ...(options.exec ? ["exec"] : []),
     ...(readFile ? FILE_CREDENTIALS : []),
@@ -181,17 +167,7 @@ export function kubeconfigConnection(
     : first?.clientCertificateData && first.clientKeyData
     ? { cert: first.clientCertificateData, key: first.clientKeyData }
     : {};
-  // Deno loads certificates only when it connects: check their shape here, where the error can name its source.
-  if (ca !== undefined && !ca.includes("-----BEGIN CERTIFICATE-----")) {
-    throw new Error(`${source}: the cluster's certificate authority is not a PEM certificate`);
-  }
-  if (
-    cert.cert !== undefined &&
-    !(cert.cert.includes("-----BEGIN CERTIFICATE-----") &&
-      /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(cert.key))
-  ) {
-    throw new Error(`${source}: the user's client certificate or key is not PEM`);
-  }
+  checkPem(ca, cert, source);
   const token: (() => string | undefined) | undefined = user.token
     ? () => user.token
     : user.tokenFile && readFile
@@ -216,6 +192,40 @@ export function kubeconfigConnection(
     ...(options.headers ? { headers: options.headers } : {}),
     ...(typeof context?.namespace === "string" && context.namespace ? { namespace: context.namespace } : {}),
   };
+}
+
+/** The context, cluster and user a kubeconfig names (the current context, else its only ones), checked. */
+function selectContext(config: Kubeconfig, source: string, options: KubeconfigOptions) {
+  if (options.context !== undefined && !config.contexts?.some((c) => c.name === options.context)) {
+    throw new Error(`${source}: context "${options.context}" not found`);
+  }
+  const context = config.contexts?.find((c) => c.name === (options.context ?? config["current-context"]))
+    ?.context ?? config.contexts?.[0]?.context;
+  const cluster = config.clusters?.find((c) => c.name === context?.cluster)?.cluster ??
+    (config.clusters?.length === 1 ? config.clusters[0]!.cluster : undefined);
+  const user = config.users?.find((u) => u.name === context?.user)?.user ??
+    (config.users?.length === 1 ? config.users[0]!.user : {});
+  if (!cluster || typeof cluster.server !== "string" || !/^https?:\/\//.test(cluster.server)) {
+    throw new Error(`${source}: no cluster server for the current context`);
+  }
+  if (options.requireTls && !cluster.server.startsWith("https://")) {
+    throw new Error(`${source}: the cluster server is not https:// (credentials are never sent in clear)`);
+  }
+  return { context, cluster, user };
+}
+
+/** Deno loads certificates only when it connects: their shape is checked where the error can name its source. */
+function checkPem(ca: string | undefined, cert: { cert?: string; key?: string }, source: string): void {
+  if (ca !== undefined && !ca.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new Error(`${source}: the cluster's certificate authority is not a PEM certificate`);
+  }
+  if (
+    cert.cert !== undefined &&
+    !(cert.cert.includes("-----BEGIN CERTIFICATE-----") &&
+      /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(cert.key ?? ""))
+  ) {
+    throw new Error(`${source}: the user's client certificate or key is not PEM`);
+  }
 }
 
 /**
