@@ -91,15 +91,72 @@ export const MAX_ROUNDS = 40;
 export async function runPlan(options: PlanOptions): Promise<PlanResult> {
   const resources = installResources(options.install);
   const store = new Store(resources, options.now);
-  const controllers = controllerSpecs(options.install);
-  const webhooks = webhookSpecs(options.install);
-  const namespaceType = resources.ofKind("v1", "Namespace")!;
-
   for (const o of options.live ?? []) if (store.typeOf(o)) store.load(o);
   const live = store.all().map((o) => structuredClone(o));
+  const added = bootstrapNamespaces(store, options.install);
+  const call = hookCaller(store, options);
+  const controllers = converger(store, resources, controllerSpecs(options.install), call, options.maxRounds);
+  const ctx: ApplyContext = {
+    options,
+    store,
+    call,
+    webhooks: webhookSpecs(options.install),
+    namespaceType: resources.ofKind("v1", "Namespace")!,
+  };
+
+  const order = (o: Obj) => {
+    const i = APPLY_ORDER.indexOf(o.kind);
+    return i < 0 ? APPLY_ORDER.length : i;
+  };
+  const outcomes: Outcome[] = [];
+  let pending = options.desired.map((d, index) => ({ ...d, index }))
+    .sort((a, b) => order(a.object) - order(b.object) || a.index - b.index);
+  await controllers.converge();
+  while (pending.length) {
+    const waiting: typeof pending = [];
+    for (const item of pending) {
+      const applied = await applyOne(ctx, item);
+      if ("waiting" in applied) waiting.push({ ...item, object: applied.waiting });
+      else outcomes.push(applied);
+    }
+    await controllers.converge();
+    if (waiting.length === pending.length) {
+      for (const item of waiting) {
+        outcomes.push({
+          source: item.source,
+          id: objectId(item.object),
+          name: describe(item.object),
+          action: "refused",
+          refusal: { by: "API server", message: `namespaces "${item.object.metadata.namespace}" not found` },
+        });
+      }
+      break;
+    }
+    pending = waiting;
+  }
+
+  const stored = store.all();
+  const present = new Set(stored.map(objectId));
+  const named = new Set(outcomes.map((o) => o.id));
+  return {
+    now: options.now,
+    outcomes,
+    failures: [...controllers.failures.values()].filter((f) => present.has(f.id))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    converged: controllers.converged(),
+    rounds: controllers.rounds(),
+    // The namespaces every cluster and the install have are not the plan's to show, unless the input names them.
+    objects: stored.filter((o) => !added.has(objectId(o)) || named.has(objectId(o))),
+    live,
+    schemaChecked: options.schema !== undefined,
+  };
+}
+
+/** The namespaces every cluster has, and the install's, stored unless present; returns the ids added. */
+function bootstrapNamespaces(store: Store, install: readonly Obj[]): Set<string> {
   const bootstrap = [
     ...SYSTEM_NAMESPACES.map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } })),
-    ...options.install.filter((m) => m.kind === "Namespace"),
+    ...install.filter((m) => m.kind === "Namespace"),
   ];
   const added = new Set<string>();
   for (const ns of bootstrap) {
@@ -107,7 +164,11 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     store.load(ns as Obj);
     added.add(objectId(ns as Obj));
   }
+  return added;
+}
 
+/** Calls the real hook service's routes in process, its admission reading the plan's store. */
+function hookCaller(store: Store, options: PlanOptions): HookCall {
   const service = createApp({
     bodyLimitBytes: 256 * 1024 * 1024,
     clockOverride: false,
@@ -117,7 +178,7 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     log: () => {},
     kube: storeClient(store),
   });
-  const call: HookCall = async (path, body) => {
+  return async (path, body) => {
     const res = await service.app.request(path, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -130,12 +191,24 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     } catch { /* an error body that is not JSON is reported as text */ }
     return { status: res.status, body: parsed };
   };
+}
 
+/**
+ * Runs every controller over every parent, round after round, until a round changes nothing (or the rounds run
+ * out: not converged). Keeps each parent's last failure until a later sync of it succeeds.
+ */
+function converger(
+  store: Store,
+  resources: Resources,
+  controllers: ReturnType<typeof controllerSpecs>,
+  call: HookCall,
+  maxRounds = MAX_ROUNDS,
+) {
   const failures = new Map<string, Failure>();
   let rounds = 0;
   let converged = true;
   async function converge(): Promise<void> {
-    for (let round = 1; round <= (options.maxRounds ?? MAX_ROUNDS); round++) {
+    for (let round = 1; round <= maxRounds; round++) {
       rounds++;
       const before = store.changes;
       for (const spec of controllers) {
@@ -159,99 +232,64 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     }
     converged = false;
   }
+  return { converge, failures, rounds: () => rounds, converged: () => converged };
+}
 
-  const order = (o: Obj) => {
-    const i = APPLY_ORDER.indexOf(o.kind);
-    return i < 0 ? APPLY_ORDER.length : i;
-  };
-  const outcomes: Outcome[] = [];
-  let pending = options.desired.map((d, index) => ({ ...d, index }))
-    .sort((a, b) => order(a.object) - order(b.object) || a.index - b.index);
-  await converge();
-  while (pending.length) {
-    const waiting: typeof pending = [];
-    for (const item of pending) {
-      const object = structuredClone(item.object);
-      const type = store.typeOf(object);
-      const base = { source: item.source, id: objectId(object), name: describe(object) };
-      if (!type) {
-        outcomes.push({
-          ...base,
-          action: "skipped",
-          note: `${object.kind} (${object.apiVersion}) is not a kind Butler manages or reads`,
-        });
-        continue;
-      }
-      if (type.namespaced) object.metadata.namespace ??= options.defaultNamespace ?? "default";
-      else delete object.metadata.namespace;
-      const named = { ...base, id: objectId(object), name: describe(object) };
-      const namespace = type.namespaced
-        ? store.get(namespaceType, undefined, object.metadata.namespace!)
-        : undefined;
-      if (type.namespaced && !namespace) {
-        waiting.push({ ...item, object });
-        continue;
-      }
-      const schema = options.schema?.get(item.index);
-      if (schema !== undefined) {
-        outcomes.push({ ...named, action: "refused", refusal: { by: "schema", ...schema } });
-        continue;
-      }
-      const existing = store.find(object);
-      const next: Obj = existing ? applied(existing, object) : object;
-      const op = existing ? "UPDATE" : "CREATE";
-      const refusal = await admit(
-        options.policies,
-        webhooks,
-        type,
-        op,
-        next,
-        existing,
-        call,
-        namespace?.metadata.labels,
-      );
-      if (refusal) {
-        outcomes.push({ ...named, action: "refused", refusal });
-        continue;
-      }
-      if (!existing) {
-        store.create(next);
-        outcomes.push({ ...named, action: "create" });
-      } else {
-        outcomes.push({ ...named, action: store.replace(next) ? "update" : "unchanged" });
-      }
-    }
-    await converge();
-    if (waiting.length === pending.length) {
-      for (const item of waiting) {
-        outcomes.push({
-          source: item.source,
-          id: objectId(item.object),
-          name: describe(item.object),
-          action: "refused",
-          refusal: { by: "API server", message: `namespaces "${item.object.metadata.namespace}" not found` },
-        });
-      }
-      break;
-    }
-    pending = waiting;
+/** What applying one object reads. */
+interface ApplyContext {
+  readonly options: PlanOptions;
+  readonly store: Store;
+  readonly call: HookCall;
+  readonly webhooks: ReturnType<typeof webhookSpecs>;
+  readonly namespaceType: NonNullable<ReturnType<Resources["ofKind"]>>;
+}
+
+/**
+ * Applies one object as the API server would: skipped when Butler neither manages nor reads its kind, waiting
+ * while its namespace does not exist, refused by its schema, a policy or a webhook, else created or updated.
+ */
+async function applyOne(
+  ctx: ApplyContext,
+  item: PlanOptions["desired"][number] & { index: number },
+): Promise<Outcome | { waiting: Obj }> {
+  const { options, store } = ctx;
+  const object = structuredClone(item.object);
+  const type = store.typeOf(object);
+  const base = { source: item.source, id: objectId(object), name: describe(object) };
+  if (!type) {
+    return {
+      ...base,
+      action: "skipped",
+      note: `${object.kind} (${object.apiVersion}) is not a kind Butler manages or reads`,
+    };
   }
-
-  const stored = store.all();
-  const present = new Set(stored.map(objectId));
-  const named = new Set(outcomes.map((o) => o.id));
-  return {
-    now: options.now,
-    outcomes,
-    failures: [...failures.values()].filter((f) => present.has(f.id))
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
-    converged,
-    rounds,
-    // The namespaces every cluster and the install have are not the plan's to show, unless the input names them.
-    objects: stored.filter((o) => !added.has(objectId(o)) || named.has(objectId(o))),
-    live,
-    schemaChecked: options.schema !== undefined,
-  };
+  if (type.namespaced) object.metadata.namespace ??= options.defaultNamespace ?? "default";
+  else delete object.metadata.namespace;
+  const named = { ...base, id: objectId(object), name: describe(object) };
+  const namespace = type.namespaced
+    ? store.get(ctx.namespaceType, undefined, object.metadata.namespace!)
+    : undefined;
+  if (type.namespaced && !namespace) return { waiting: object };
+  const schema = options.schema?.get(item.index);
+  if (schema !== undefined) return { ...named, action: "refused", refusal: { by: "schema", ...schema } };
+  const existing = store.find(object);
+  const next: Obj = existing ? applied(existing, object) : object;
+  const refusal = await admit(
+    options.policies,
+    ctx.webhooks,
+    type,
+    existing ? "UPDATE" : "CREATE",
+    next,
+    existing,
+    ctx.call,
+    namespace?.metadata.labels,
+  );
+  if (refusal) return { ...named, action: "refused", refusal };
+  if (!existing) {
+    store.create(next);
+    return { ...named, action: "create" };
+  }
+  return { ...named, action: store.replace(next) ? "update" : "unchanged" };
 }
 
 /** The kinds a plan knows: the built-in ones it stores and those of the install's CRDs. */
