@@ -154,22 +154,7 @@ export async function reconcile(
     }
   }
 
-  const namespace = parent.metadata.namespace;
-  const uid = parent.metadata.uid;
-  const observed = spec.children.flatMap((rule) =>
-    store.list(typeOfRule(store, rule), namespace).filter((o) =>
-      controllerRefOf(o)?.uid === uid &&
-      (spec.type === "composite" ||
-        o.metadata.annotations?.["metacontroller.k8s.io/decorator-controller"] === spec.name)
-    )
-  );
-  const groups: Record<string, Record<string, Obj>> = Object.fromEntries(
-    spec.children.map((rule) => [`${typeOfRule(store, rule).kind}.${rule.apiVersion}`, {}]),
-  );
-  for (const o of observed) {
-    const rule = spec.children.find((r) => typeOfRule(store, r).kind === o.kind)!;
-    groups[`${o.kind}.${rule.apiVersion}`]![objectKey(o)] = o;
-  }
+  const { observed, groups } = observedChildren(store, spec, parent);
 
   const hook = deleting ? spec.hooks.finalize ?? spec.hooks.sync : spec.hooks.sync;
   const body = spec.type === "composite"
@@ -179,18 +164,7 @@ export async function reconcile(
   if (answer.status !== 200) return { error: failure(deleting ? "finalize" : "sync", answer) };
   const res = answer.body;
 
-  const next = structuredClone(store.find(parent)!);
-  if (spec.type === "composite") {
-    next.status = { ...(res.status ?? {}), observedGeneration: next.metadata.generation };
-  } else {
-    if (res.status != null) next.status = res.status;
-    for (const field of ["labels", "annotations"] as const) {
-      if (!res[field]) continue;
-      const merged = { ...next.metadata[field] };
-      for (const [k, v] of Object.entries(res[field])) v === null ? delete merged[k] : (merged[k] = v);
-      next.metadata[field] = merged;
-    }
-  }
+  const next = answered(structuredClone(store.find(parent)!), spec, res);
   if (deleting && res.finalized) {
     next.metadata.finalizers = finalizers.filter((f) => f !== finalizer);
   }
@@ -206,6 +180,46 @@ export async function reconcile(
   const after = store.find(next);
   if (after?.metadata.deletionTimestamp && !(after.metadata.finalizers ?? []).length) store.remove(after);
   return error ? { error } : {};
+}
+
+/** The children a parent has: those of its child types whose controller reference is the parent, by group. */
+function observedChildren(store: Store, spec: ControllerSpec, parent: Obj) {
+  const uid = parent.metadata.uid;
+  const observed = spec.children.flatMap((rule) =>
+    store.list(typeOfRule(store, rule), parent.metadata.namespace).filter((o) =>
+      controllerRefOf(o)?.uid === uid &&
+      (spec.type === "composite" ||
+        o.metadata.annotations?.["metacontroller.k8s.io/decorator-controller"] === spec.name)
+    )
+  );
+  const groups: Record<string, Record<string, Obj>> = Object.fromEntries(
+    spec.children.map((rule) => [`${typeOfRule(store, rule).kind}.${rule.apiVersion}`, {}]),
+  );
+  for (const o of observed) {
+    const rule = spec.children.find((r) => typeOfRule(store, r).kind === o.kind)!;
+    groups[`${o.kind}.${rule.apiVersion}`]![objectKey(o)] = o;
+  }
+  return { observed, groups };
+}
+
+/**
+ * The parent with a hook's answer written: a composite's status (with `observedGeneration`), a decorator's status,
+ * labels and annotations (a null value removes the key).
+ */
+// deno-lint-ignore no-explicit-any
+function answered(next: Obj, spec: ControllerSpec, res: any): Obj {
+  if (spec.type === "composite") {
+    next.status = { ...(res.status ?? {}), observedGeneration: next.metadata.generation };
+    return next;
+  }
+  if (res.status != null) next.status = res.status;
+  for (const field of ["labels", "annotations"] as const) {
+    if (!res[field]) continue;
+    const merged = { ...next.metadata[field] };
+    for (const [k, v] of Object.entries(res[field])) v === null ? delete merged[k] : (merged[k] = v);
+    next.metadata[field] = merged;
+  }
+  return next;
 }
 
 function manageChildren(
