@@ -170,8 +170,6 @@ export function createApp(options: AppOptions): HookService {
   const domain = createDomainMetrics(metrics.registry);
   if (options.offload) registerPoolMetrics(metrics.registry, options.offload);
   if (options.cacheStats) registerCacheMetrics(metrics.registry, options.cacheStats);
-  const log = options.log ?? (() => {});
-  const elapsed = options.elapsed ?? (() => performance.now());
   const runtime: Runtime = {
     clock: options.clock ?? (() => new Date()),
     clockOverride: options.clockOverride,
@@ -189,7 +187,53 @@ export function createApp(options: AppOptions): HookService {
   };
   const known = new Set<string>(["GET /healthz", "GET /readyz", "GET /metrics"]);
 
-  app.use("*", async (c, next) => {
+  app.use("*", requestLog(options, runtime, known, metrics, domain));
+  if (options.requireClientCert) app.use("/hooks/*", hookClientAuth);
+  if (options.separateWebhookListener || options.webhookClientNames) {
+    app.use("/webhooks/*", webhookClientAuth(options));
+  }
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: options.bodyLimitBytes,
+      onError: (c) => jsonError(c, 413, `request body exceeds the limit of ${options.bodyLimitBytes} bytes`),
+    }),
+  );
+  const door = options.offload ? offloadDoor(options, options.offload, runtime, known) : undefined;
+  if (door) app.use("/hooks/*", door.middleware);
+  probes(app, lifecycle, metrics, options.offload, door);
+
+  for (const register of options.routes) register(app);
+  const routes = app.routes
+    .filter((r) => r.method !== "ALL" && !known.has(`${r.method} ${r.path}`))
+    .map((r) => `${r.method} ${r.path}`);
+  for (const r of routes) known.add(r);
+
+  app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${c.req.path}`));
+  app.onError((err, c) => {
+    c.set("failure", `${err.name}: ${err.message}`);
+    return jsonError(c, 500, "internal error");
+  });
+
+  return { app, lifecycle, metrics, domain, routes };
+}
+
+type Middleware = (c: Context<AppEnv>, next: () => Promise<void>) => Promise<Response | void>;
+
+/**
+ * Every request: the runtime set for the handlers, then, once answered, its metrics, what its answer signals
+ * (metrics, Events), and one log line (route, status, duration, the parent it concerned, the failure if any).
+ */
+function requestLog(
+  options: AppOptions,
+  runtime: Runtime,
+  known: ReadonlySet<string>,
+  metrics: HttpMetrics,
+  domain: DomainMetrics,
+): Middleware {
+  const log = options.log ?? (() => {});
+  const elapsed = options.elapsed ?? (() => performance.now());
+  return async (c, next) => {
     const start = elapsed();
     c.set("runtime", runtime);
     await next();
@@ -217,101 +261,92 @@ export function createApp(options: AppOptions): HookService {
       ...(subject ? { parent: subject } : {}),
       ...(failure ? { error: failure } : {}),
     });
-  });
+  };
+}
 
-  if (options.requireClientCert) {
-    app.use("/hooks/*", async (c, next) => {
-      const peer = c.env?.peer;
-      if (peer?.authorized) return await next();
-      const reason = peer?.reason ?? "no client certificate";
-      c.set(
-        "failure",
-        `client certificate refused: ${reason}${peer?.subject ? ` (CN=${peer.subject})` : ""}`,
-      );
-      return jsonError(
-        c,
-        403,
-        `hook calls need a client certificate signed by the hooks' client CA: ${reason}`,
-      );
-    });
-  }
+/** Hook calls only with a client certificate the hooks' client CA signed (Metacontroller's). */
+const hookClientAuth: Middleware = async (c, next) => {
+  const peer = c.env?.peer;
+  if (peer?.authorized) return await next();
+  const reason = peer?.reason ?? "no client certificate";
+  c.set("failure", `client certificate refused: ${reason}${peer?.subject ? ` (CN=${peer.subject})` : ""}`);
+  return jsonError(c, 403, `hook calls need a client certificate signed by the hooks' client CA: ${reason}`);
+};
 
-  if (options.separateWebhookListener || options.webhookClientNames) {
-    const names = options.webhookClientNames;
-    app.use("/webhooks/*", async (c, next) => {
-      if (options.separateWebhookListener && c.env?.listener !== "webhooks") {
-        return jsonError(c, 404, "admission webhooks are served on the webhook listener only");
-      }
-      if (!names) return await next();
-      const peer = c.env?.peer;
-      const cn = peer?.subject;
-      if (peer?.authorized && cn !== undefined && names.includes(cn)) return await next();
-      const reason = !peer?.authorized
-        ? peer?.reason ?? "no client certificate"
-        : `client certificate ${JSON.stringify(capped(cn ?? ""))} is not the API server's (${
-          names.join(", ")
-        })`;
-      c.set("failure", `admission review refused: ${reason}`);
-      return jsonError(
-        c,
-        403,
-        `admission webhooks answer only the API server's client certificate: ${reason}`,
-      );
-    });
-  }
+/** Admission reviews only on the webhook listener, and (with names) only from the API server's certificate. */
+function webhookClientAuth(options: AppOptions): Middleware {
+  const names = options.webhookClientNames;
+  return async (c, next) => {
+    if (options.separateWebhookListener && c.env?.listener !== "webhooks") {
+      return jsonError(c, 404, "admission webhooks are served on the webhook listener only");
+    }
+    if (!names) return await next();
+    const peer = c.env?.peer;
+    const cn = peer?.subject;
+    if (peer?.authorized && cn !== undefined && names.includes(cn)) return await next();
+    const reason = !peer?.authorized
+      ? peer?.reason ?? "no client certificate"
+      : `client certificate ${JSON.stringify(capped(cn ?? ""))} is not the API server's (${
+        names.join(", ")
+      })`;
+    c.set("failure", `admission review refused: ${reason}`);
+    return jsonError(c, 403, `admission webhooks answer only the API server's client certificate: ${reason}`);
+  };
+}
 
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: options.bodyLimitBytes,
-      onError: (c) => jsonError(c, 413, `request body exceeds the limit of ${options.bodyLimitBytes} bytes`),
-    }),
-  );
-
-  const offload = options.offload;
-  // Hook requests let in: reading their body, queued or running. Counted from the door, so a burst is refused
-  // before its bodies are read: a full pool must not buffer megabytes it will not run.
+/**
+ * The door to the hook workers. Hook requests let in are counted from the door (reading their body, queued or
+ * running), so a burst is refused before its bodies are read: a full pool must not buffer megabytes it will not
+ * run. `full()` says whether the door is shut (readiness).
+ */
+function offloadDoor(options: AppOptions, offload: Offload, runtime: Runtime, known: ReadonlySet<string>) {
   let admitted = 0;
   let admittedBytes = 0;
   const queueBytes = options.queueBytes ?? Infinity;
-  const capacity = () => (offload ? offload.stats().workers + offload.stats().queueLimit : Infinity);
-  if (offload) {
-    const retryAfter = String(options.retryAfterSeconds ?? 2);
-    const busy = (c: Context<AppEnv>) => {
-      const s = offload.stats();
-      c.header("Retry-After", retryAfter);
-      return jsonError(c, 429, `busy: ${s.busy} hook requests running and ${s.queued} queued; retry later`);
-    };
-    app.use("/hooks/*", async (c, next) => {
-      if (c.req.method !== "POST" || !known.has(`POST ${c.req.path}`)) return next();
-      if (admitted >= capacity()) return busy(c);
-      const size = declaredSize(c.req.header("content-length"), options.bodyLimitBytes);
-      if (admitted > 0 && admittedBytes + size > queueBytes) return busy(c);
-      admitted++;
-      admittedBytes += size;
-      try {
-        const headers: Record<string, string> = {};
-        for (const name of ["content-type", NOW_HEADER_LOWER]) {
-          const v = c.req.header(name);
-          if (v !== undefined) headers[name] = v;
-        }
-        const body = await c.req.arrayBuffer();
-        const now = runtime.clock().toISOString();
-        const reply = await offload.submit({ route: c.req.path, body, headers, now });
-        if (reply === "busy") return busy(c);
-        if (reply.subject) c.set("subject", reply.subject);
-        if (reply.failure) c.set("failure", reply.failure);
-        if (reply.signals?.length) c.set("signals", reply.signals);
-        return c.body(reply.body, reply.status as ContentfulStatusCode, {
-          "content-type": "application/json",
-        });
-      } finally {
-        admitted--;
-        admittedBytes -= size;
+  const capacity = () => offload.stats().workers + offload.stats().queueLimit;
+  const retryAfter = String(options.retryAfterSeconds ?? 2);
+  const busy = (c: Context<AppEnv>) => {
+    const s = offload.stats();
+    c.header("Retry-After", retryAfter);
+    return jsonError(c, 429, `busy: ${s.busy} hook requests running and ${s.queued} queued; retry later`);
+  };
+  const middleware: Middleware = async (c, next) => {
+    if (c.req.method !== "POST" || !known.has(`POST ${c.req.path}`)) return next();
+    if (admitted >= capacity()) return busy(c);
+    const size = declaredSize(c.req.header("content-length"), options.bodyLimitBytes);
+    if (admitted > 0 && admittedBytes + size > queueBytes) return busy(c);
+    admitted++;
+    admittedBytes += size;
+    try {
+      const headers: Record<string, string> = {};
+      for (const name of ["content-type", NOW_HEADER_LOWER]) {
+        const v = c.req.header(name);
+        if (v !== undefined) headers[name] = v;
       }
-    });
-  }
+      const body = await c.req.arrayBuffer();
+      const now = runtime.clock().toISOString();
+      const reply = await offload.submit({ route: c.req.path, body, headers, now });
+      if (reply === "busy") return busy(c);
+      if (reply.subject) c.set("subject", reply.subject);
+      if (reply.failure) c.set("failure", reply.failure);
+      if (reply.signals?.length) c.set("signals", reply.signals);
+      return c.body(reply.body, reply.status as ContentfulStatusCode, { "content-type": "application/json" });
+    } finally {
+      admitted--;
+      admittedBytes -= size;
+    }
+  };
+  return { middleware, full: () => admitted >= capacity() };
+}
 
+/** `/healthz` (a worker that could not be replaced), `/readyz` (shutting down, or the door shut) and `/metrics`. */
+function probes(
+  app: Hono<AppEnv>,
+  lifecycle: Lifecycle,
+  metrics: HttpMetrics,
+  offload: Offload | undefined,
+  door: { full(): boolean } | undefined,
+): void {
   // A hook worker that could not be replaced leaves the service short for good: let the kubelet restart it.
   app.get("/healthz", (c) => {
     const unavailable = offload?.stats().unavailable ?? 0;
@@ -321,7 +356,7 @@ export function createApp(options: AppOptions): HookService {
   });
   app.get("/readyz", (c) => {
     if (lifecycle.shuttingDown) return c.json({ status: "shutting down" }, 503);
-    if (offload && admitted >= capacity()) {
+    if (offload && door?.full()) {
       const s = offload.stats();
       return c.json({ status: "busy", workers: s.workers, queued: s.queued }, 503);
     }
@@ -331,20 +366,6 @@ export function createApp(options: AppOptions): HookService {
     const body = await metrics.registry.metrics();
     return c.body(body, 200, { "content-type": metrics.registry.contentType });
   });
-
-  for (const register of options.routes) register(app);
-  const routes = app.routes
-    .filter((r) => r.method !== "ALL" && !known.has(`${r.method} ${r.path}`))
-    .map((r) => `${r.method} ${r.path}`);
-  for (const r of routes) known.add(r);
-
-  app.notFound((c) => jsonError(c, 404, `no route for ${c.req.method} ${c.req.path}`));
-  app.onError((err, c) => {
-    c.set("failure", `${err.name}: ${err.message}`);
-    return jsonError(c, 500, "internal error");
-  });
-
-  return { app, lifecycle, metrics, domain, routes };
 }
 
 /** The bytes a request's body will take, by its `content-length`; the body limit when it does not say. */
