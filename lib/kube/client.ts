@@ -101,6 +101,38 @@ export interface KubeClientOptions {
 
 const RETRIED = new Set([429, 500, 502, 503, 504]);
 
+/** One request's init: the connection's headers and credentials, JSON (or an apply patch), and the signal. */
+function requestInit(
+  connection: KubeConnection,
+  method: string,
+  body: unknown,
+  signal: AbortSignal,
+): RequestInit & { client?: Deno.HttpClient } {
+  const token = connection.token?.();
+  return {
+    method,
+    headers: {
+      ...connection.headers,
+      accept: "application/json",
+      ...(body === undefined
+        ? {}
+        : { "content-type": method === "PATCH" ? "application/apply-patch+yaml" : "application/json" }),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal,
+    ...(connection.httpClient ? { client: connection.httpClient } : {}),
+  };
+}
+
+/** A request that got no answer: timed out, or the server could not be reached. */
+function unreachable(failure: unknown, path: string): KubeApiError {
+  const reason = failure instanceof DOMException && failure.name === "TimeoutError"
+    ? "Timeout"
+    : "Unreachable";
+  return new KubeApiError(0, reason, failure instanceof Error ? failure.message : String(failure), path);
+}
+
 /**
  * Creates a {@linkcode KubeClient} over a connection.
  *
@@ -128,22 +160,7 @@ export function createKubeClient(
     body?: unknown,
     signal: AbortSignal = AbortSignal.timeout(timeoutMs),
   ): Promise<Response> {
-    const token = connection.token?.();
-    const init: RequestInit & { client?: Deno.HttpClient } = {
-      method,
-      headers: {
-        ...connection.headers,
-        accept: "application/json",
-        ...(body === undefined
-          ? {}
-          : { "content-type": method === "PATCH" ? "application/apply-patch+yaml" : "application/json" }),
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal,
-      ...(connection.httpClient ? { client: connection.httpClient } : {}),
-    };
-    return await doFetch(`${server}${path}`, init);
+    return await doFetch(`${server}${path}`, requestInit(connection, method, body, signal));
   }
 
   async function request(method: string, path: string, body?: unknown): Promise<unknown | undefined> {
@@ -163,20 +180,7 @@ export function createKubeClient(
         return undefined;
       }
       const retryable = !res || RETRIED.has(res.status);
-      if (!retryable || n >= retries) {
-        if (!res) {
-          const reason = failure instanceof DOMException && failure.name === "TimeoutError"
-            ? "Timeout"
-            : "Unreachable";
-          throw new KubeApiError(
-            0,
-            reason,
-            failure instanceof Error ? failure.message : String(failure),
-            path,
-          );
-        }
-        throw await apiError(res, path);
-      }
+      if (!retryable || n >= retries) throw res ? await apiError(res, path) : unreachable(failure, path);
       const after = Number(res?.headers.get("retry-after"));
       await res?.body?.cancel();
       const wait = Number.isFinite(after) && after > 0 ? after * 1000 : backoffMs * 2 ** n * (0.5 + random());
