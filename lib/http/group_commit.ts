@@ -79,6 +79,97 @@ interface Waiting<Req, Res> {
   readonly resolve: (result: MemberResult<Res>) => void;
 }
 
+/** `p`, or {@linkcode LATE} once `deadline` (on the `elapsed` clock) has passed. */
+function by<T>(elapsed: () => number, p: Promise<T>, deadline: number): Promise<T | typeof LATE> {
+  p.catch(() => {}); // a late failure is nobody's business any more
+  const ms = deadline - elapsed();
+  if (ms <= 0) return Promise.resolve(LATE);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<typeof LATE>((resolve) => timer = setTimeout(() => resolve(LATE), ms));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Decides one group: each member on the view read plus the staged writes before it, a refusal on cached reads
+ * confirmed on live ones, then the group's last staged write sent once; a conflict decides the whole group again
+ * on a fresh view.
+ */
+async function decideGroup<Req, Res>(
+  decider: GroupDecider<Req, Res>,
+  elapsed: () => number,
+  group: Waiting<Req, Res>[],
+): Promise<void> {
+  const { kube, run, chain } = decider;
+  let fresh = false;
+  for (let attempt = 1;; attempt++) {
+    const reader = memoReader(kube);
+    let write: KubeWrite | undefined;
+    const held: Held<Req, Res>[] = [];
+    for (const waiting of group) {
+      const { request, plan, context, started } = waiting.member;
+      const deadline = started + DECISION_BUDGET_MS;
+      try {
+        let read = await by(elapsed, readAll(plan, reader, fresh ? "fresh" : "cached"), deadline);
+        if (read === LATE) {
+          waiting.resolve({ response: decider.unavailable(request) });
+          continue;
+        }
+        let outcome = run(request, context, write ? chain(read, write) : read);
+        if (!isStaged(outcome) && decider.refuses?.(outcome)) {
+          const live = await by(elapsed, readAll(plan, reader, "confirm", read), deadline);
+          // Not confirmed in time: the refusal stands as decided.
+          if (live !== LATE) {
+            outcome = run(request, context, write ? chain(read = live, write) : (read = live));
+          }
+        }
+        if (isStaged(outcome)) write = outcome.write;
+        else if (!write) {
+          waiting.resolve({ response: outcome });
+          continue;
+        }
+        held.push({ waiting, outcome, reads: read });
+      } catch (error) {
+        waiting.resolve({ error });
+      }
+    }
+    if (!write) return;
+    const oldest = Math.min(...held.map((h) => h.waiting.member.started));
+    let failure: unknown;
+    try {
+      // A write the API server takes too long for is given up before the API server gives up on the webhook:
+      // the reviews are answered "try again" (should it land later, its reservations expire unused).
+      if (
+        (await by(elapsed, kube.write(write.method, write.path, write.body), oldest + DECISION_BUDGET_MS)) !==
+          LATE
+      ) {
+        for (const h of held) {
+          h.waiting.resolve({ response: isStaged(h.outcome) ? h.outcome.response : h.outcome });
+        }
+        return;
+      }
+    } catch (error) {
+      failure = error;
+    }
+    const conflict = failure instanceof KubeApiError && failure.status === 409;
+    if (conflict && attempt < MAX_DECISION_ATTEMPTS && elapsed() - oldest < DECISION_BUDGET_MS) {
+      fresh = true;
+      group = held.map((h) => h.waiting);
+      continue;
+    }
+    for (const h of held) {
+      if (failure !== undefined && !conflict) h.waiting.resolve({ error: failure });
+      else if (!conflict) h.waiting.resolve({ response: decider.unavailable(h.waiting.member.request) });
+      else if (isStaged(h.outcome)) h.waiting.resolve({ response: h.outcome.contended });
+      else {
+        // Refused on top of admissions that did not land: decided again on its own view, without them.
+        const alone = run(h.waiting.member.request, h.waiting.member.context, h.reads);
+        h.waiting.resolve({ response: isStaged(alone) ? alone.contended : alone });
+      }
+    }
+    return;
+  }
+}
+
 /**
  * Returns `submit(key, member)`, which resolves with the member's answer once its group has been decided and
  * written.
@@ -92,97 +183,16 @@ interface Waiting<Req, Res> {
 export function createGroupCommit<Req, Res>(
   decider: GroupDecider<Req, Res>,
 ): (key: string, member: GroupMember<Req>) => Promise<MemberResult<Res>> {
-  const { kube, run, chain } = decider;
   const elapsed = decider.elapsed ?? (() => performance.now());
   const queues = new Map<string, Waiting<Req, Res>[]>();
 
   async function drain(key: string, queue: Waiting<Req, Res>[]): Promise<void> {
     try {
       for (let group = queue.splice(0, MAX_GROUP); group.length; group = queue.splice(0, MAX_GROUP)) {
-        await decideGroup(group);
+        await decideGroup(decider, elapsed, group);
       }
     } finally {
       queues.delete(key);
-    }
-  }
-
-  /** `p`, or {@linkcode LATE} once `deadline` (on the `elapsed` clock) has passed. */
-  function by<T>(p: Promise<T>, deadline: number): Promise<T | typeof LATE> {
-    p.catch(() => {}); // a late failure is nobody's business any more
-    const ms = deadline - elapsed();
-    if (ms <= 0) return Promise.resolve(LATE);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<typeof LATE>((resolve) => timer = setTimeout(() => resolve(LATE), ms));
-    return Promise.race([p, late]).finally(() => clearTimeout(timer));
-  }
-
-  async function decideGroup(group: Waiting<Req, Res>[]): Promise<void> {
-    let fresh = false;
-    for (let attempt = 1;; attempt++) {
-      const reader = memoReader(kube);
-      let write: KubeWrite | undefined;
-      const held: Held<Req, Res>[] = [];
-      for (const waiting of group) {
-        const { request, plan, context, started } = waiting.member;
-        const deadline = started + DECISION_BUDGET_MS;
-        try {
-          let read = await by(readAll(plan, reader, fresh ? "fresh" : "cached"), deadline);
-          if (read === LATE) {
-            waiting.resolve({ response: decider.unavailable(request) });
-            continue;
-          }
-          let outcome = run(request, context, write ? chain(read, write) : read);
-          if (!isStaged(outcome) && decider.refuses?.(outcome)) {
-            const live = await by(readAll(plan, reader, "confirm", read), deadline);
-            // Not confirmed in time: the refusal stands as decided.
-            if (live !== LATE) {
-              outcome = run(request, context, write ? chain(read = live, write) : (read = live));
-            }
-          }
-          if (isStaged(outcome)) write = outcome.write;
-          else if (!write) {
-            waiting.resolve({ response: outcome });
-            continue;
-          }
-          held.push({ waiting, outcome, reads: read });
-        } catch (error) {
-          waiting.resolve({ error });
-        }
-      }
-      if (!write) return;
-      const oldest = Math.min(...held.map((h) => h.waiting.member.started));
-      let failure: unknown;
-      try {
-        // A write the API server takes too long for is given up before the API server gives up on the webhook:
-        // the reviews are answered "try again" (should it land later, its reservations expire unused).
-        if (
-          (await by(kube.write(write.method, write.path, write.body), oldest + DECISION_BUDGET_MS)) !== LATE
-        ) {
-          for (const h of held) {
-            h.waiting.resolve({ response: isStaged(h.outcome) ? h.outcome.response : h.outcome });
-          }
-          return;
-        }
-      } catch (error) {
-        failure = error;
-      }
-      const conflict = failure instanceof KubeApiError && failure.status === 409;
-      if (conflict && attempt < MAX_DECISION_ATTEMPTS && elapsed() - oldest < DECISION_BUDGET_MS) {
-        fresh = true;
-        group = held.map((h) => h.waiting);
-        continue;
-      }
-      for (const h of held) {
-        if (failure !== undefined && !conflict) h.waiting.resolve({ error: failure });
-        else if (!conflict) h.waiting.resolve({ response: decider.unavailable(h.waiting.member.request) });
-        else if (isStaged(h.outcome)) h.waiting.resolve({ response: h.outcome.contended });
-        else {
-          // Refused on top of admissions that did not land: decided again on its own view, without them.
-          const alone = run(h.waiting.member.request, h.waiting.member.context, h.reads);
-          h.waiting.resolve({ response: isStaged(alone) ? alone.contended : alone });
-        }
-      }
-      return;
     }
   }
 
