@@ -93,6 +93,91 @@ const POOL_FIGURES = {
   ],
 } as const;
 
+/** The domain's gauges: each series expires when its object is gone or no longer reported. */
+const GAUGES: Record<string, { help: string; labels: readonly string[] }> = {
+  ...Object.fromEntries(
+    Object.entries(POOL_FIGURES).map(([name, [, help]]) => [name, { help, labels: POOL }]),
+  ),
+  butler_networkpool_utilization_ratio: {
+    help: "Allocated addresses over allocatable addresses (0 to 1), as the capacity conditions compute it.",
+    labels: POOL,
+  },
+  butler_networkpool_fragmentation_ratio: {
+    help: "1 - largest free block / free addresses (0 to 1): how scattered the free addresses are.",
+    labels: POOL,
+  },
+  butler_team_environment_utilization_ratio: {
+    help:
+      "A team environment's clusters over its cluster limit (1 is at the limit), for limited environments.",
+    labels: ["team", "environment"],
+  },
+  butler_team_quota_utilization_ratio: {
+    help: "A team's usage over its limit (1 is at the limit), per limited resource.",
+    labels: ["team", "resource"],
+  },
+  butler_team_quota_exceeded: {
+    help: "1 when the team's quotaStatus is Exceeded, else 0.",
+    labels: ["team"],
+  },
+  butler_loadbalancer_inventory_age_seconds: {
+    help: "Age of an elastic TenantCluster's LoadBalancerInventory (now - observedAt) at its last sync.",
+    labels: ["namespace", "tenantcluster"],
+  },
+  butler_loadbalancer_inventory_max_age_seconds: {
+    help:
+      "The inventory age past which the TenantCluster reports DemandUnknown: 300 while a decision is due (a Service pending, a release whose grace has run out), else 1800.",
+    labels: ["namespace", "tenantcluster"],
+  },
+};
+
+type Gauges = ReturnType<typeof expiringGauges>;
+
+/** A pool's figures, utilisation and fragmentation; its series dropped once it is gone. */
+function recordPool(gauges: Gauges, s: Extract<Signal, { signal: "pool" }>): void {
+  const labels = { namespace: s.namespace, pool: s.name };
+  if (s.gone) return gauges.drop(labels);
+  for (const [name, [key]] of Object.entries(POOL_FIGURES)) {
+    const v = s[key];
+    if (v !== undefined) gauges.set(name, labels, v);
+  }
+  if (s.fragmentationPercent !== undefined) {
+    gauges.set("butler_networkpool_fragmentation_ratio", labels, s.fragmentationPercent / 100);
+  }
+  if (s.totalIPs !== undefined && s.allocatedIPs !== undefined) {
+    gauges.set(
+      "butler_networkpool_utilization_ratio",
+      labels,
+      s.totalIPs === 0 ? 1 : s.allocatedIPs / s.totalIPs,
+    );
+  }
+}
+
+/** A team's quota and environment utilisation and whether it is over quota; dropped once it is gone. */
+function recordTeam(gauges: Gauges, s: Extract<Signal, { signal: "team" }>): void {
+  if (s.gone) return gauges.drop({ team: s.name });
+  for (const [resource, percent] of Object.entries(s.utilization ?? {})) {
+    gauges.set("butler_team_quota_utilization_ratio", { team: s.name, resource }, percent / 100);
+  }
+  for (const [environment, percent] of Object.entries(s.environments ?? {})) {
+    gauges.set("butler_team_environment_utilization_ratio", { team: s.name, environment }, percent / 100);
+  }
+  if (s.quotaStatus !== undefined) {
+    gauges.set("butler_team_quota_exceeded", { team: s.name }, s.quotaStatus === "Exceeded" ? 1 : 0);
+  }
+}
+
+/** An elastic TenantCluster's inventory age and the age past which its demand is unknown. */
+function recordInventory(gauges: Gauges, s: Extract<Signal, { signal: "inventory" }>): void {
+  const labels = { namespace: s.namespace, tenantcluster: s.name };
+  if (s.gone) return gauges.drop(labels);
+  if (s.ageSeconds !== undefined) {
+    gauges.set("butler_loadbalancer_inventory_age_seconds", labels, s.ageSeconds);
+  }
+  if (s.maxAgeSeconds !== undefined) {
+    gauges.set("butler_loadbalancer_inventory_max_age_seconds", labels, s.maxAgeSeconds);
+  }
+}
+
 /**
  * Creates the domain metrics in `registry`. `now` gives milliseconds (series expiry).
  *
@@ -103,41 +188,7 @@ const POOL_FIGURES = {
  * ```
  */
 export function createDomainMetrics(registry: client.Registry, now: () => number = Date.now): DomainMetrics {
-  const gauges = expiringGauges(registry, now, {
-    ...Object.fromEntries(
-      Object.entries(POOL_FIGURES).map(([name, [, help]]) => [name, { help, labels: POOL }]),
-    ),
-    butler_networkpool_utilization_ratio: {
-      help: "Allocated addresses over allocatable addresses (0 to 1), as the capacity conditions compute it.",
-      labels: POOL,
-    },
-    butler_networkpool_fragmentation_ratio: {
-      help: "1 - largest free block / free addresses (0 to 1): how scattered the free addresses are.",
-      labels: POOL,
-    },
-    butler_team_environment_utilization_ratio: {
-      help:
-        "A team environment's clusters over its cluster limit (1 is at the limit), for limited environments.",
-      labels: ["team", "environment"],
-    },
-    butler_team_quota_utilization_ratio: {
-      help: "A team's usage over its limit (1 is at the limit), per limited resource.",
-      labels: ["team", "resource"],
-    },
-    butler_team_quota_exceeded: {
-      help: "1 when the team's quotaStatus is Exceeded, else 0.",
-      labels: ["team"],
-    },
-    butler_loadbalancer_inventory_age_seconds: {
-      help: "Age of an elastic TenantCluster's LoadBalancerInventory (now - observedAt) at its last sync.",
-      labels: ["namespace", "tenantcluster"],
-    },
-    butler_loadbalancer_inventory_max_age_seconds: {
-      help:
-        "The inventory age past which the TenantCluster reports DemandUnknown: 300 while a decision is due (a Service pending, a release whose grace has run out), else 1800.",
-      labels: ["namespace", "tenantcluster"],
-    },
-  });
+  const gauges = expiringGauges(registry, now, GAUGES);
   const denials = new client.Counter({
     name: "butler_admission_denials_total",
     help: "Admission requests refused by the webhooks, by webhook and failing rule.",
@@ -152,49 +203,12 @@ export function createDomainMetrics(registry: client.Registry, now: () => number
   });
 
   const handlers: { [K in Signal["signal"]]: (s: Extract<Signal, { signal: K }>) => void } = {
-    pool(s) {
-      const labels = { namespace: s.namespace, pool: s.name };
-      if (s.gone) return gauges.drop(labels);
-      for (const [name, [key]] of Object.entries(POOL_FIGURES)) {
-        const v = s[key];
-        if (v !== undefined) gauges.set(name, labels, v);
-      }
-      if (s.fragmentationPercent !== undefined) {
-        gauges.set("butler_networkpool_fragmentation_ratio", labels, s.fragmentationPercent / 100);
-      }
-      if (s.totalIPs !== undefined && s.allocatedIPs !== undefined) {
-        gauges.set(
-          "butler_networkpool_utilization_ratio",
-          labels,
-          s.totalIPs === 0 ? 1 : s.allocatedIPs / s.totalIPs,
-        );
-      }
-    },
-    team(s) {
-      if (s.gone) return gauges.drop({ team: s.name });
-      for (const [resource, percent] of Object.entries(s.utilization ?? {})) {
-        gauges.set("butler_team_quota_utilization_ratio", { team: s.name, resource }, percent / 100);
-      }
-      for (const [environment, percent] of Object.entries(s.environments ?? {})) {
-        gauges.set("butler_team_environment_utilization_ratio", { team: s.name, environment }, percent / 100);
-      }
-      if (s.quotaStatus !== undefined) {
-        gauges.set("butler_team_quota_exceeded", { team: s.name }, s.quotaStatus === "Exceeded" ? 1 : 0);
-      }
-    },
+    pool: (s) => recordPool(gauges, s),
+    team: (s) => recordTeam(gauges, s),
     denial(s) {
       for (const rule of s.rules) denials.inc({ webhook: s.webhook, rule });
     },
-    inventory(s) {
-      const labels = { namespace: s.namespace, tenantcluster: s.name };
-      if (s.gone) return gauges.drop(labels);
-      if (s.ageSeconds !== undefined) {
-        gauges.set("butler_loadbalancer_inventory_age_seconds", labels, s.ageSeconds);
-      }
-      if (s.maxAgeSeconds !== undefined) {
-        gauges.set("butler_loadbalancer_inventory_max_age_seconds", labels, s.maxAgeSeconds);
-      }
-    },
+    inventory: (s) => recordInventory(gauges, s),
     event() {},
   };
 
