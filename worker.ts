@@ -6,7 +6,7 @@
  */
 /// <reference lib="deno.worker" />
 import { HOOK_ROUTES } from "./hooks/mod.ts";
-import type { HookConfig } from "./lib/hook/mod.ts";
+import type { HookConfig } from "./lib/hook_context/mod.ts";
 import {
   createApp,
   type FromWorker,

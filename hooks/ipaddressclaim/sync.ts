@@ -19,7 +19,7 @@ import {
   keepObserved,
   type RelatedObject,
 } from "../../lib/contract/mod.ts";
-import type { HookContext } from "../../lib/hook/mod.ts";
+import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { formatAddress, MESSAGES, readPoolSpec } from "../../lib/ipam/mod.ts";
 import { findGrant } from "../../lib/pool_ledger/mod.ts";
 import {

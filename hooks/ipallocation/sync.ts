@@ -8,7 +8,7 @@ import {
   formatPath,
   groupKey,
 } from "../../lib/contract/mod.ts";
-import type { HookContext } from "../../lib/hook/mod.ts";
+import type { HookContext } from "../../lib/hook_context/mod.ts";
 import {
   enumerateRange,
   formatAddress,

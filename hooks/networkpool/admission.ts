@@ -16,7 +16,7 @@ import {
 } from "../../lib/ipam/mod.ts";
 import { type DecodedGrant, ledgerHolders, readLedger } from "../../lib/pool_ledger/mod.ts";
 import { NetworkPoolSpec } from "../../lib/api/mod.ts";
-import type { HookContext } from "../../lib/hook/mod.ts";
+import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { firstOverlap, type NamedSpace, otherPoolSpaces, overlapMessage, poolSpace } from "./overlap.ts";
 import {
   entryFresh,

@@ -16,7 +16,7 @@ import {
   groupKey,
   type RelatedObject,
 } from "../../lib/contract/mod.ts";
-import type { HookContext } from "../../lib/hook/mod.ts";
+import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { type Address, type PoolModel, readPoolSpec, type SpecProblem } from "../../lib/ipam/mod.ts";
 import { decodeRecord, type PoolLedger, readLedger, tokenUid, uidToken } from "../../lib/pool_ledger/mod.ts";
 import { NetworkPoolSpec, ObservedAllocation } from "../../lib/api/mod.ts";

@@ -9,7 +9,7 @@ import {
   groupKey,
   type RelatedResourceRule,
 } from "../../lib/contract/mod.ts";
-import type { HookContext } from "../../lib/hook/mod.ts";
+import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { formatTime } from "../../lib/time/mod.ts";
 import { DEFAULT_NODES_PER_TENANT } from "../../lib/api/mod.ts";
 import { checkCredentials, type CredentialCheck } from "./credentials.ts";

@@ -1,4 +1,4 @@
-import type { HookConfig } from "../../lib/hook/mod.ts";
+import type { HookConfig } from "../../lib/hook_context/mod.ts";
 
 /**
  * The RBAC subject names of a Team group: the name as written, behind the prefix the API server gives the

@@ -2,7 +2,7 @@ import { GROUP, LABELS, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
 import { buildObject, type KubeObject, type TypeRef } from "../../lib/contract/mod.ts";
 import { formatQuantity, parseQuantity } from "../../lib/quantity/mod.ts";
 import type { SubjectAccess } from "./access.ts";
-import type { HookConfig } from "../../lib/hook/mod.ts";
+import type { HookConfig } from "../../lib/hook_context/mod.ts";
 import { groupSubjects } from "./groups.ts";
 import type { Role, TeamSpec } from "../../lib/api/mod.ts";
 import { teamNamespace } from "../../lib/api/mod.ts";

@@ -12,7 +12,7 @@ import {
   objectKey,
   readGroup,
 } from "../../lib/contract/mod.ts";
-import type { HookContext } from "../../lib/hook/mod.ts";
+import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { effectiveAccess, type SubjectAccess } from "./access.ts";
 import { CHILD_TYPES, desiredChildren } from "./rbac.ts";
 import {

@@ -8,7 +8,7 @@
 import { butlerPath, LABELS, OWNER_ANNOTATIONS } from "../../lib/butler/mod.ts";
 import type { AdmissionDecision, AdmissionReviewRequest } from "../../lib/contract/mod.ts";
 import type { KubeWrite, ReadPlan, Reads, Staged } from "../../lib/http/mod.ts";
-import type { HookContext } from "../../lib/hook/mod.ts";
+import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { checkQuota, quotaInForce } from "./quota.ts";
 import { aggregate, type FieldError } from "./restrictions.ts";
 import { type ClusterObject, footprintOf } from "./footprint.ts";

@@ -1,6 +1,6 @@
 import { KINDS } from "../../lib/butler/mod.ts";
 import { type CompositeRequest, type CompositeResponse, groupKey } from "../../lib/contract/mod.ts";
-import type { HookContext } from "../../lib/hook/mod.ts";
+import type { HookContext } from "../../lib/hook_context/mod.ts";
 import type { Signal } from "../../lib/signals/mod.ts";
 import { parseTime } from "../../lib/time/mod.ts";
 import { InventorySpec, IpamMemory } from "../../lib/api/mod.ts";

@@ -11,7 +11,7 @@ import {
   readGroup,
   type RelatedResourceRule,
 } from "../../lib/contract/mod.ts";
-import type { HookContext } from "../../lib/hook/mod.ts";
+import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { parseTime } from "../../lib/time/mod.ts";
 import { providerRefOf, teamNameOf, teamProviderNamespaces, tenantClusterRefOf } from "../../lib/api/mod.ts";
 import { CONFIGMAP, metallbConfigMap } from "./metallb.ts";

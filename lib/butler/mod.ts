@@ -1,5 +1,7 @@
 /**
- * Names of Butler's API: group, version, kinds, labels and defaults, shared by every hook.
+ * Butler's API names (group, version, kinds, labels, annotations, the system namespace) and the few helpers every
+ * hook shares with them: an object's owner, a status number, Butler resource paths, list items keyed as
+ * Metacontroller keys them, and the check that Metacontroller delivered every related group a hook asked for.
  *
  * @module
  */

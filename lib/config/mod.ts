@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "zod";
-import type { HookConfig } from "../hook/mod.ts";
+import type { HookConfig } from "../hook_context/mod.ts";
 import { int, KUBE_VARIABLES, LIBRARY_VARIABLES, parseEnv } from "./env.ts";
 
 export * from "./reporter.ts";

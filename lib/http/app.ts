@@ -2,7 +2,7 @@ import type { KubeCacheStats, KubeClient } from "../kube/mod.ts";
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { bodyLimit } from "hono/body-limit";
-import type { HookConfig } from "../hook/mod.ts";
+import type { HookConfig } from "../hook_context/mod.ts";
 import { jsonError } from "./errors.ts";
 import { capped } from "./bind.ts";
 import type { AppEnv, Runtime } from "./env.ts";

@@ -11,7 +11,7 @@ import {
   type KubeObject,
   UndeliveredGroupsError,
 } from "../contract/mod.ts";
-import type { HookContext } from "../hook/mod.ts";
+import type { HookContext } from "../hook_context/mod.ts";
 import { KubeApiError, type KubeClient } from "../kube/mod.ts";
 import { parseTime } from "../time/mod.ts";
 import type { Signal } from "../signals/mod.ts";

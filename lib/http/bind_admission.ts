@@ -11,7 +11,7 @@ import {
   AdmissionReviewRequest,
   AdmissionReviewResponse,
 } from "../contract/mod.ts";
-import type { HookContext } from "../hook/mod.ts";
+import type { HookContext } from "../hook_context/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 import { isStaged, type KubeWrite, type ReadPlan, type Reads, type Staged, staged } from "./decision.ts";
 import { bind, capped } from "./bind.ts";

@@ -1,4 +1,4 @@
-import type { HookConfig } from "../hook/mod.ts";
+import type { HookConfig } from "../hook_context/mod.ts";
 import type { KubeClient } from "../kube/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 

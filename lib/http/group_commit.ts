@@ -16,7 +16,7 @@
  * @module
  */
 import { KubeApiError, type KubeClient } from "../kube/mod.ts";
-import type { HookContext } from "../hook/mod.ts";
+import type { HookContext } from "../hook_context/mod.ts";
 import {
   DECISION_BUDGET_MS,
   isStaged,

@@ -1,4 +1,4 @@
-import { DEFAULT_HOOK_CONFIG } from "../hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../hook_context/mod.ts";
 import { createApp, type RouteRegistrar } from "../http/mod.ts";
 import { admit, type PolicyTwin, type Refusal, webhookSpecs } from "./admission.ts";
 import { storeClient } from "./api.ts";

@@ -1,4 +1,4 @@
-import { DEFAULT_HOOK_CONFIG } from "../hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../hook_context/mod.ts";
 import type { KubeClient } from "../kube/mod.ts";
 import { createApp, type HookService, type LogRecord, type RouteRegistrar } from "../http/mod.ts";
 

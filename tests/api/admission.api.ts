@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { desiredChildren, effectiveAccess } from "../../hooks/team/mod.ts";
 import type { TeamSpec } from "../../lib/api/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import {
   applyObject,
   type As,

@@ -12,7 +12,7 @@ import { computeUsage, desiredChildren, effectiveAccess } from "../../hooks/team
 import { type ObservedCluster, TeamSpec } from "../../lib/api/mod.ts";
 import { renderUsageText } from "../../cli/team_usage.ts";
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { pluginPermissions } from "../../cli/shim.ts";
 import { poolReport, renderPoolSvg, renderPoolText } from "../../cli/pool_show.ts";
 import { ledgerReport } from "../../cli/ledger.ts";

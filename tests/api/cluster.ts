@@ -6,7 +6,7 @@
  */
 import { parse, parseAllDocuments } from "yaml";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
 import { createKubeCache, createKubeClient, type KubeClient } from "../../lib/kube/mod.ts";
 import { ADMISSION_CACHE } from "../../lib/api/mod.ts";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { CAPACITY_EVENTS } from "../../hooks/networkpool/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
 import { startReporter } from "../../lib/reporter/mod.ts";
 import { runCommand } from "../../lib/testing/mod.ts";

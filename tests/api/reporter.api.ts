@@ -9,7 +9,7 @@ import { REPORTER_BINDING } from "../../hooks/team/mod.ts";
 import { syncTenantCluster } from "../../hooks/tenantcluster/mod.ts";
 import { KINDS } from "../../lib/butler/mod.ts";
 import { groupKey } from "../../lib/contract/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { b64, startTestTenant } from "./tenant.ts";
 import {
   api,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { createApp, type Peer } from "../../lib/http/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 
 const review = JSON.stringify({
   apiVersion: "admission.k8s.io/v1",

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { bindComposite, createApp, type LogRecord, type RouteRegistrar } from "../../lib/http/mod.ts";
 import type { KubeClient } from "../../lib/kube/mod.ts";
 import type { Signal } from "../../lib/signals/mod.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { createApp, createWorkerPool, type Offload, type WorkerLike } from "../../lib/http/mod.ts";
 import { discoverGoldenCases, TEST_EPOCH } from "../../lib/testing/mod.ts";
 import type { WorkerInit } from "../../worker.ts";

@@ -11,7 +11,7 @@
  * @module
  */
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { createApp, serveTls } from "../../lib/http/mod.ts";
 import { numberFlag, stringFlag } from "./cli.ts";
 

@@ -13,7 +13,7 @@ import {
 } from "../../hooks/networkpool/mod.ts";
 import { API_VERSION } from "../../lib/butler/mod.ts";
 import type { ConditionInput } from "../../lib/conditions/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import type { DecoratorRequest } from "../../lib/contract/mod.ts";
 
 const T0 = new Date("2026-11-23T01:00:00Z");

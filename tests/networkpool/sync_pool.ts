@@ -5,7 +5,7 @@
 import { syncNetworkPool } from "../../hooks/networkpool/mod.ts";
 import { KINDS } from "../../lib/butler/mod.ts";
 import { DecoratorRequest, type DecoratorResponse } from "../../lib/contract/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 
 /** The pool object's own parts; apiVersion and kind are added. */
 export interface PoolObject {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { CAPACITY_REFRESH_SECONDS, reportedCapacity } from "../../hooks/providerconfig/capacity.ts";
 import { syncProviderConfig } from "../../hooks/providerconfig/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 
 const fixtures = new URL("../fixtures/providerconfig/sync/", import.meta.url).pathname;
 const at = (text: string) => new Date(text);

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { syncTenantCluster } from "../../hooks/tenantcluster/mod.ts";
 import { loadConfig } from "../../lib/config/mod.ts";
-import { DEFAULT_HOOK_CONFIG } from "../../lib/hook/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 
 const DIR = new URL("../fixtures/tenantcluster/sync/elastic-shrink-9m59s-kept/", import.meta.url).pathname;
 const request = JSON.parse(Deno.readTextFileSync(`${DIR}request.json`));
