@@ -143,217 +143,253 @@ const asApiError = (err: unknown, path: string): KubeApiError =>
  * ```
  */
 export function startWatch<T>(options: WatchOptions<T>): Watcher<T> {
-  const {
-    client,
-    path,
-    select,
-    maxItems = Infinity,
-    maxPageBytes = 8 * 1024 * 1024,
-    maxEventBytes = 1024 * 1024,
-    pageSize = 500,
-    listTimeoutMs = 15_000,
-    backoffMs = 500,
-    maxBackoffMs = 30_000,
-  } = options;
-  const random = options.random ?? Math.random;
-  const clock = options.clock ?? Date.now;
-  const maxListPages = options.maxListPages ??
-    (Number.isFinite(maxItems) ? Math.ceil(maxItems / pageSize) + 2 : 10_000);
-  const watchSeconds = options.watchSeconds ?? (() => 40 + Math.floor(random() * 20));
-  const stopper = new AbortController();
-  let items = new Map<string, T>();
-  let health: WatchHealth = { state: "connecting" };
-  let lastContact = 0;
-  let synced = false;
-  let overflow = false;
-  let resourceVersion: string | undefined;
-  const sep = path.includes("?") ? "&" : "?";
-
-  const setHealth = (h: WatchHealth) => {
-    if (h.state === health.state && h.state !== "failing") return;
-    health = h;
-    options.onHealth?.(h);
+  const loop = new WatchLoop(options);
+  const done = loop.run();
+  return {
+    get items() {
+      return loop.items;
+    },
+    get health() {
+      return loop.health;
+    },
+    get lastContact() {
+      return loop.lastContact;
+    },
+    get synced() {
+      return loop.synced;
+    },
+    get resourceVersion() {
+      return loop.resourceVersion;
+    },
+    get overflow() {
+      return loop.overflow;
+    },
+    async stop() {
+      loop.stopper.abort();
+      await done;
+    },
   };
+}
+
+/** The state of one watch and the steps of its loop: list, watch, apply an event, back off. */
+class WatchLoop<T> {
+  readonly stopper = new AbortController();
+  items = new Map<string, T>();
+  health: WatchHealth = { state: "connecting" };
+  lastContact = 0;
+  synced = false;
+  overflow = false;
+  resourceVersion: string | undefined;
+  readonly #o: WatchOptions<T>;
+  readonly #random: () => number;
+  readonly #clock: () => number;
+  readonly #maxItems: number;
+  readonly #pageSize: number;
+  readonly #maxListPages: number;
+  readonly #sep: string;
+
+  constructor(options: WatchOptions<T>) {
+    this.#o = options;
+    this.#random = options.random ?? Math.random;
+    this.#clock = options.clock ?? Date.now;
+    this.#maxItems = options.maxItems ?? Infinity;
+    this.#pageSize = options.pageSize ?? 500;
+    this.#maxListPages = options.maxListPages ??
+      (Number.isFinite(this.#maxItems) ? Math.ceil(this.#maxItems / this.#pageSize) + 2 : 10_000);
+    this.#sep = options.path.includes("?") ? "&" : "?";
+  }
+
+  /** Lists, then watches from the list's version, until stopped; relists on 410, backs off on errors. */
+  async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopper.signal.aborted) {
+      try {
+        if (this.resourceVersion === undefined) await this.list();
+        const started = this.#clock();
+        // Healthy once the server answers the watch (watch() says so), not while a reconnect is only attempted:
+        // a tenant that is gone must not look watched between attempts.
+        await this.watch(() => (failures = 0));
+        // A server that ends every watch at once must not make this a busy loop.
+        if (this.#clock() - started < 1000) await this.pause(1000);
+      } catch (err) {
+        if (this.stopper.signal.aborted) break;
+        if (err instanceof Gone) {
+          this.resourceVersion = undefined;
+          continue;
+        }
+        failures++;
+        this.setHealth({ state: "failing", error: asApiError(err, this.#o.path), attempts: failures });
+        // A watch dropped after its list worked resumes from the last resourceVersion; a failed list relists.
+        const { backoffMs = 500, maxBackoffMs = 30_000 } = this.#o;
+        await this.pause(this.#random() * Math.min(maxBackoffMs, backoffMs * 2 ** (failures - 1)));
+      }
+    }
+  }
+
+  setHealth(h: WatchHealth): void {
+    if (h.state === this.health.state && h.state !== "failing") return;
+    this.health = h;
+    this.#o.onHealth?.(h);
+  }
 
   /** Keeps or drops one object; its key when the kept set changed. */
-  function put(map: Map<string, T>, raw: unknown, deleted: boolean): string | undefined {
+  put(map: Map<string, T>, raw: unknown, deleted: boolean): string | undefined {
     const key = keyOf(raw);
     if (!key) return undefined;
-    const value = deleted ? undefined : select(raw);
+    const value = deleted ? undefined : this.#o.select(raw);
     if (value === undefined) return map.delete(key) ? key : undefined;
-    if (!map.has(key) && map.size >= maxItems) {
-      overflow = true;
+    if (!map.has(key) && map.size >= this.#maxItems) {
+      this.overflow = true;
       return undefined;
     }
     map.set(key, value);
     return key;
   }
 
-  const progress = (rv: string) => {
-    resourceVersion = rv;
-    options.onProgress?.(rv);
-  };
+  progress(rv: string): void {
+    this.resourceVersion = rv;
+    this.#o.onProgress?.(rv);
+  }
 
-  async function list(): Promise<void> {
+  /** Lists the collection in pages (a page count bounded: past it, the list is incomplete) and replaces the kept set. */
+  async list(): Promise<void> {
+    const { client, path, maxPageBytes = 8 * 1024 * 1024, listTimeoutMs = 15_000 } = this.#o;
     const next = new Map<string, T>();
-    overflow = false;
+    this.overflow = false;
     let cont: string | undefined;
     let rv: string | undefined;
     let pages = 0;
     do {
-      if (pages++ >= maxListPages) {
-        overflow = true;
+      if (pages++ >= this.#maxListPages) {
+        this.overflow = true;
         break;
       }
-      const url = `${path}${sep}limit=${pageSize}${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`;
-      const signal = AbortSignal.any([stopper.signal, AbortSignal.timeout(listTimeoutMs)]);
+      const url = `${path}${this.#sep}limit=${this.#pageSize}${
+        cont ? `&continue=${encodeURIComponent(cont)}` : ""
+      }`;
+      const signal = AbortSignal.any([this.stopper.signal, AbortSignal.timeout(listTimeoutMs)]);
       const res = await client.stream(url, signal);
       const page = JSON.parse(await readCapped(res, maxPageBytes, path)) as {
         items?: unknown[];
         metadata?: { resourceVersion?: string; continue?: string };
       };
-      lastContact = clock();
-      for (const raw of page.items ?? []) put(next, raw, false);
+      this.lastContact = this.#clock();
+      for (const raw of page.items ?? []) this.put(next, raw, false);
       rv ??= page.metadata?.resourceVersion;
       cont = page.metadata?.continue || undefined;
     } while (cont);
-    items = next;
-    synced = true;
-    if (rv) progress(rv);
-    else resourceVersion = rv;
-    options.onChange?.();
+    this.items = next;
+    this.synced = true;
+    if (rv) this.progress(rv);
+    else this.resourceVersion = rv;
+    this.#o.onChange?.();
   }
 
-  async function watch(opened: () => void): Promise<void> {
-    const seconds = watchSeconds();
+  /** One watch from the kept version, with bookmarks, dropped after its duration plus 20 s without a byte. */
+  async watch(opened: () => void): Promise<void> {
+    const { client, path, maxEventBytes = 1024 * 1024 } = this.#o;
+    const seconds = (this.#o.watchSeconds ?? (() => 40 + Math.floor(this.#random() * 20)))();
     const local = new AbortController();
-    const signal = AbortSignal.any([stopper.signal, local.signal]);
+    const signal = AbortSignal.any([this.stopper.signal, local.signal]);
     let idle = setTimeout(() => local.abort(), (seconds + 20) * 1000);
     const rearm = () => {
       clearTimeout(idle);
       idle = setTimeout(() => local.abort(), (seconds + 20) * 1000);
     };
     try {
+      const rv = this.resourceVersion;
       const res = await client.stream(
-        `${path}${sep}watch=1&allowWatchBookmarks=true&timeoutSeconds=${seconds}` +
-          (resourceVersion ? `&resourceVersion=${encodeURIComponent(resourceVersion)}` : ""),
+        `${path}${this.#sep}watch=1&allowWatchBookmarks=true&timeoutSeconds=${seconds}` +
+          (rv ? `&resourceVersion=${encodeURIComponent(rv)}` : ""),
         signal,
       );
-      lastContact = clock();
-      setHealth({ state: "watching" });
+      this.lastContact = this.#clock();
+      this.setHealth({ state: "watching" });
       opened();
-      // A TextDecoder rather than a TextDecoderStream, and a small buffer of our own: one watch per tenant
-      // waits on a read all the time, and each piped stream or default read buffer costs memory.
-      const reader = chunkReader(res.body!);
-      const decoder = new TextDecoder();
-      let buffer = "";
-      for (;;) {
-        const value = await reader.read();
-        if (!value) return;
+      await readEvents(res.body!, maxEventBytes, path, () => {
         rearm();
-        lastContact = clock();
-        buffer += decoder.decode(value, { stream: true });
-        let nl: number;
-        while ((nl = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          if (line.length > maxEventBytes) {
-            await reader.cancel();
-            throw new KubeApiError(0, "TooLarge", `watch event over ${maxEventBytes} bytes`, path);
-          }
-          if (line.trim()) handle(JSON.parse(line));
-        }
-        if (buffer.length > maxEventBytes) {
-          await reader.cancel();
-          throw new KubeApiError(0, "TooLarge", `watch event over ${maxEventBytes} bytes`, path);
-        }
-      }
+        this.lastContact = this.#clock();
+      }, (event) => this.handle(event));
     } finally {
       clearTimeout(idle);
     }
   }
 
-  function handle(event: { type?: string; object?: unknown }): void {
+  /** Applies one watch event: an object added, changed or deleted, a bookmark, or an error (410: relist). */
+  handle(event: { type?: string; object?: unknown }): void {
     if (event.type === "ERROR") {
       const status = event.object as { code?: number; reason?: string; message?: string } | undefined;
       if (status?.code === 410) throw new Gone();
-      throw new KubeApiError(status?.code ?? 0, status?.reason ?? "WatchError", status?.message ?? "", path);
+      throw new KubeApiError(
+        status?.code ?? 0,
+        status?.reason ?? "WatchError",
+        status?.message ?? "",
+        this.#o.path,
+      );
     }
     const rv = META(event.object)?.resourceVersion;
     if (
       event.type === "BOOKMARK" ||
       (event.type !== "ADDED" && event.type !== "MODIFIED" && event.type !== "DELETED")
     ) {
-      if (typeof rv === "string" && rv) progress(rv);
+      if (typeof rv === "string" && rv) this.progress(rv);
       return;
     }
-    const key = put(items, event.object, event.type === "DELETED");
+    const key = this.put(this.items, event.object, event.type === "DELETED");
     // The object first, then the version: a reader that sees the version finds the object applied.
-    if (typeof rv === "string" && rv) resourceVersion = rv;
-    if (key !== undefined) options.onChange?.(key);
-    if (typeof rv === "string" && rv) options.onProgress?.(rv);
+    if (typeof rv === "string" && rv) this.resourceVersion = rv;
+    if (key !== undefined) this.#o.onChange?.(key);
+    if (typeof rv === "string" && rv) this.#o.onProgress?.(rv);
   }
 
-  const pause = (ms: number) =>
-    options.sleep ? options.sleep(ms, stopper.signal) : new Promise<void>((resolve) => {
+  /** Waits `ms`, or until the watch is stopped. */
+  pause(ms: number): Promise<void> {
+    const signal = this.stopper.signal;
+    return this.#o.sleep ? this.#o.sleep(ms, signal) : new Promise<void>((resolve) => {
       const wake = () => {
         clearTimeout(t);
         resolve();
       };
       const t = setTimeout(() => {
-        stopper.signal.removeEventListener("abort", wake);
+        signal.removeEventListener("abort", wake);
         resolve();
       }, ms);
-      stopper.signal.addEventListener("abort", wake, { once: true });
+      signal.addEventListener("abort", wake, { once: true });
     });
+  }
+}
 
-  const done = (async () => {
-    let failures = 0;
-    while (!stopper.signal.aborted) {
-      try {
-        if (resourceVersion === undefined) await list();
-        const started = clock();
-        // Healthy once the server answers the watch (watch() says so), not while a reconnect is only attempted:
-        // a tenant that is gone must not look watched between attempts.
-        await watch(() => (failures = 0));
-        // A server that ends every watch at once must not make this a busy loop.
-        if (clock() - started < 1000) await pause(1000);
-      } catch (err) {
-        if (stopper.signal.aborted) break;
-        if (err instanceof Gone) {
-          resourceVersion = undefined;
-          continue;
-        }
-        failures++;
-        setHealth({ state: "failing", error: asApiError(err, path), attempts: failures });
-        // A watch dropped after its list worked resumes from the last resourceVersion; a failed list relists.
-        await pause(random() * Math.min(maxBackoffMs, backoffMs * 2 ** (failures - 1)));
-      }
-    }
-  })();
-
-  return {
-    get items() {
-      return items;
-    },
-    get health() {
-      return health;
-    },
-    get lastContact() {
-      return lastContact;
-    },
-    get synced() {
-      return synced;
-    },
-    get resourceVersion() {
-      return resourceVersion;
-    },
-    get overflow() {
-      return overflow;
-    },
-    async stop() {
-      stopper.abort();
-      await done;
-    },
+/**
+ * Reads a watch stream's events, one JSON object per line, each at most `maxEventBytes`. A TextDecoder rather than
+ * a TextDecoderStream, and a small buffer of our own: one watch per tenant waits on a read all the time, and each
+ * piped stream or default read buffer costs memory.
+ */
+async function readEvents(
+  body: ReadableStream<Uint8Array>,
+  maxEventBytes: number,
+  path: string,
+  onBytes: () => void,
+  onEvent: (event: { type?: string; object?: unknown }) => void,
+): Promise<void> {
+  const reader = chunkReader(body);
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const tooLarge = async () => {
+    await reader.cancel();
+    return new KubeApiError(0, "TooLarge", `watch event over ${maxEventBytes} bytes`, path);
   };
+  for (;;) {
+    const value = await reader.read();
+    if (!value) return;
+    onBytes();
+    buffer += decoder.decode(value, { stream: true });
+    let nl: number;
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (line.length > maxEventBytes) throw await tooLarge();
+      if (line.trim()) onEvent(JSON.parse(line));
+    }
+    if (buffer.length > maxEventBytes) throw await tooLarge();
+  }
 }
