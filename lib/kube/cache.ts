@@ -90,6 +90,120 @@ const splitKey = (key: string): [string, string] => {
   return slash < 0 ? ["", key] : [key.slice(0, slash), key.slice(slash + 1)];
 };
 
+/** Lists and watches one collection into its entry's namespace index, waking the reads that wait for it. */
+function watchCollection(options: KubeCacheOptions, collection: CachedCollection): Entry {
+  const client = options.client;
+  const byNamespace = new Map<string, Map<string, unknown>>();
+  const lists = new Map<string, unknown[]>();
+  const waiters = new Set<() => void>();
+  const field = collection.name
+    ? `?fieldSelector=${encodeURIComponent(`metadata.name=${collection.name}`)}`
+    : "";
+  const entry: Entry = {
+    collection,
+    byNamespace,
+    lists,
+    waiters,
+    watcher: startWatch<unknown>({
+      ...options.watch,
+      client,
+      path: `${collection.prefix}/${collection.resource}${field}`,
+      select: collection.select ?? ((raw: unknown) => raw),
+      ...(options.onHealth
+        ? { onHealth: (h: WatchHealth) => options.onHealth!(collection.resource, h) }
+        : {}),
+      onChange: (key) => {
+        if (key === undefined) rebuild(entry);
+        else place(entry, key, entry.watcher.items.get(key));
+        if (entry.watcher.synced) { for (const wake of [...waiters]) wake(); }
+      },
+      onProgress: () => {
+        for (const wake of [...waiters]) wake();
+      },
+    }),
+  };
+  return entry;
+}
+
+/** Sets (or, `undefined`, removes) one object in the namespace index, and forgets the lists it was in. */
+function place(entry: Entry, key: string, value: unknown): void {
+  const [ns, name] = splitKey(key);
+  let names = entry.byNamespace.get(ns);
+  if (value === undefined) names?.delete(name);
+  else if (names) names.set(name, value);
+  else entry.byNamespace.set(ns, names = new Map([[name, value]]));
+  if (names && !names.size) entry.byNamespace.delete(ns);
+  entry.lists.delete(ns);
+  entry.lists.delete("*");
+}
+
+/** The namespace index anew, after a list. */
+function rebuild(entry: Entry): void {
+  entry.byNamespace.clear();
+  entry.lists.clear();
+  for (const [key, value] of entry.watcher.items) place(entry, key, value);
+}
+
+/** Resolves true once `ready()` holds (checked as the watch moves), or false after `ms`. */
+function until(entry: Entry, ready: () => boolean, ms: number): Promise<boolean> | boolean {
+  if (ready()) return true;
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      entry.waiters.delete(check);
+      resolve(ok);
+    };
+    const check = () => {
+      if (ready()) done(true);
+    };
+    const timer = setTimeout(() => done(false), ms);
+    entry.waiters.add(check);
+  });
+}
+
+/** The items of a namespace (or of all), the same list until that namespace changes. */
+function listOf(entry: Entry, namespace: string | undefined): unknown[] {
+  const key = namespace ?? "*";
+  let items = entry.lists.get(key);
+  if (!items) {
+    items = namespace === undefined
+      ? [...entry.byNamespace.values()].flatMap((names) => [...names.values()])
+      : [...(entry.byNamespace.get(namespace)?.values() ?? [])];
+    entry.lists.set(key, items);
+  }
+  return items;
+}
+
+/**
+ * A cached route that may answer a read now, or undefined to read the API: never before the collection's first
+ * list (503 `CacheNotSynced` after `syncWaitMs`), and for an `atLeast` read only once the watch reached that
+ * version (waiting `waitMs` at most, none in a hurry; a version that is not a number is never reached).
+ */
+async function servableRoute<R extends { entry: Entry }>(
+  r: R | undefined,
+  path: string,
+  freshness: ReadFreshness,
+  waitMs: number,
+  syncWaitMs: number,
+): Promise<R | undefined> {
+  if (!r) return undefined;
+  const w = r.entry.watcher;
+  if (!(await until(r.entry, () => w.synced, syncWaitMs))) {
+    throw new KubeApiError(
+      503,
+      "CacheNotSynced",
+      `the admission cache of ${r.entry.collection.resource} has not been listed yet`,
+      path,
+    );
+  }
+  const want = freshness.atLeast;
+  if (want === undefined) return r;
+  if (!isRevision(want)) return undefined;
+  return (await until(r.entry, () => reached(w.resourceVersion, want), freshness.hurry ? 0 : waitMs))
+    ? r
+    : undefined;
+}
+
 /**
  * Starts watching `collections` and returns a client that reads them from memory.
  *
@@ -111,63 +225,13 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
   function start(): void {
     if (started) return;
     started = true;
-    for (const collection of options.collections) entries.set(key(collection), watch(collection));
+    for (const collection of options.collections) {
+      entries.set(key(collection), watchCollection(options, collection));
+    }
   }
 
   const key = (c: { prefix: string; resource: string }) => `${c.prefix} ${c.resource}`;
   const cached = new Set(options.collections.map(key));
-
-  function watch(collection: CachedCollection): Entry {
-    const byNamespace = new Map<string, Map<string, unknown>>();
-    const lists = new Map<string, unknown[]>();
-    const waiters = new Set<() => void>();
-    const field = collection.name
-      ? `?fieldSelector=${encodeURIComponent(`metadata.name=${collection.name}`)}`
-      : "";
-    const entry: Entry = {
-      collection,
-      byNamespace,
-      lists,
-      waiters,
-      watcher: startWatch<unknown>({
-        ...options.watch,
-        client,
-        path: `${collection.prefix}/${collection.resource}${field}`,
-        select: collection.select ?? ((raw: unknown) => raw),
-        ...(options.onHealth
-          ? { onHealth: (h: WatchHealth) => options.onHealth!(collection.resource, h) }
-          : {}),
-        onChange: (key) => {
-          if (key === undefined) rebuild(entry);
-          else place(entry, key, entry.watcher.items.get(key));
-          if (entry.watcher.synced) { for (const wake of [...waiters]) wake(); }
-        },
-        onProgress: () => {
-          for (const wake of [...waiters]) wake();
-        },
-      }),
-    };
-    return entry;
-  }
-
-  /** Sets (or, `undefined`, removes) one object in the namespace index, and forgets the lists it was in. */
-  function place(entry: Entry, key: string, value: unknown): void {
-    const [ns, name] = splitKey(key);
-    let names = entry.byNamespace.get(ns);
-    if (value === undefined) names?.delete(name);
-    else if (names) names.set(name, value);
-    else entry.byNamespace.set(ns, names = new Map([[name, value]]));
-    if (names && !names.size) entry.byNamespace.delete(ns);
-    entry.lists.delete(ns);
-    entry.lists.delete("*");
-  }
-
-  /** The namespace index anew, after a list. */
-  function rebuild(entry: Entry): void {
-    entry.byNamespace.clear();
-    entry.lists.clear();
-    for (const [key, value] of entry.watcher.items) place(entry, key, value);
-  }
 
   /** The cached collection a path reads, with its namespace and name; undefined when not cached. */
   function route(path: string) {
@@ -183,44 +247,8 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
     };
   }
 
-  /** Resolves true once `ready()` holds (checked as the watch moves), or false after `ms`. */
-  function until(entry: Entry, ready: () => boolean, ms: number): Promise<boolean> | boolean {
-    if (ready()) return true;
-    return new Promise((resolve) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        entry.waiters.delete(check);
-        resolve(ok);
-      };
-      const check = () => {
-        if (ready()) done(true);
-      };
-      const timer = setTimeout(() => done(false), ms);
-      entry.waiters.add(check);
-    });
-  }
-
-  /** The cached entry that may answer this read now, or undefined to read the API. */
-  async function servable(path: string, freshness: ReadFreshness) {
-    const r = freshness.live ? undefined : route(path);
-    if (!r) return undefined;
-    const w = r.entry.watcher;
-    if (!(await until(r.entry, () => w.synced, syncWaitMs))) {
-      throw new KubeApiError(
-        503,
-        "CacheNotSynced",
-        `the admission cache of ${r.entry.collection.resource} has not been listed yet`,
-        path,
-      );
-    }
-    const want = freshness.atLeast;
-    if (want === undefined) return r;
-    // A version that is not a number is never reached: read the API at once.
-    if (!isRevision(want)) return undefined;
-    return (await until(r.entry, () => reached(w.resourceVersion, want), freshness.hurry ? 0 : waitMs))
-      ? r
-      : undefined;
-  }
+  const servable = (path: string, freshness: ReadFreshness) =>
+    freshness.live ? undefined : servableRoute(route(path), path, freshness, waitMs, syncWaitMs);
 
   return {
     async get(path, freshness = {}) {
@@ -240,15 +268,7 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
         return client.list(path, opts.labelSelector ? { labelSelector: opts.labelSelector } : {});
       }
       hits++;
-      const key = r.namespace ?? "*";
-      let items = r.entry.lists.get(key);
-      if (!items) {
-        items = r.namespace === undefined
-          ? [...r.entry.byNamespace.values()].flatMap((names) => [...names.values()])
-          : [...(r.entry.byNamespace.get(r.namespace)?.values() ?? [])];
-        r.entry.lists.set(key, items);
-      }
-      return items;
+      return listOf(r.entry, r.namespace);
     },
     write: (method, path, body) => client.write(method, path, body),
     start,
