@@ -150,6 +150,61 @@ async function send(
   });
 }
 
+/** Each request handed to `fetch` with its peer and listener; an answer that fails is a JSON 500, logged. */
+function handler(
+  options: ServeTlsOptions,
+  fetch: (
+    request: Request,
+    env: { peer?: Peer; listener?: "hooks" | "webhooks" },
+  ) => Response | Promise<Response>,
+  asked: boolean,
+  log: (record: Record<string, unknown>) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const socket = req.socket as TLSSocket;
+    const origin = `https://${req.headers.host ?? "localhost"}`;
+    const { request, unread } = toRequest(req, origin);
+    Promise.resolve()
+      .then(() =>
+        fetch(request, {
+          ...(asked ? { peer: peerOf(socket) } : {}),
+          ...(options.listener ? { listener: options.listener } : {}),
+        })
+      )
+      .then((response) => send(res, response, req, unread))
+      .catch((err) => {
+        log({ msg: "response failed", error: err instanceof Error ? err.message : String(err) });
+        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: "internal error" }));
+      });
+  };
+}
+
+/** Listens, and resolves with the address bound (the port the system chose for port 0). */
+function listen(
+  server: {
+    once(e: "error", f: (err: unknown) => void): unknown;
+    listen(port: number, host: string, f: () => void): unknown;
+    address(): unknown;
+  },
+  options: ServeTlsOptions,
+): Promise<{ hostname: string; port: number }> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => {
+      const address = server.address() as { port?: number } | string | null;
+      const bound = {
+        hostname: options.hostname,
+        port: typeof address === "object" && address && address.port !== undefined
+          ? address.port
+          : options.port,
+      };
+      options.onListen?.(bound);
+      resolve(bound);
+    });
+  });
+}
+
 /**
  * Serves `fetch` over HTTPS. `fetch` receives the request and `{ peer }` (undefined unless a client CA is set).
  * A key pair that fails to load at a reload is logged and the current one kept; at start it throws.
@@ -178,24 +233,7 @@ export function serveTls(
     requestCert: asked,
     rejectUnauthorized: false,
   };
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket as TLSSocket;
-    const origin = `https://${req.headers.host ?? "localhost"}`;
-    const { request, unread } = toRequest(req, origin);
-    Promise.resolve()
-      .then(() =>
-        fetch(request, {
-          ...(asked ? { peer: peerOf(socket) } : {}),
-          ...(options.listener ? { listener: options.listener } : {}),
-        })
-      )
-      .then((response) => send(res, response, req, unread))
-      .catch((err) => {
-        log({ msg: "response failed", error: err instanceof Error ? err.message : String(err) });
-        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error: "internal error" }));
-      });
-  };
+  const handle = handler(options, fetch, asked, log);
   // HTTP/2 sessions stay open between calls: shutdown closes them (GOAWAY, in-flight streams finish first).
   const sessions = new Set<http2.ServerHttp2Session>();
   const server = options.http2
@@ -207,19 +245,7 @@ export function serveTls(
       session.on("close", () => sessions.delete(session));
     })
     : https.createServer(settings, handle);
-  const ready = new Promise<{ hostname: string; port: number }>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.hostname, () => {
-      const address = server.address();
-      const bound = {
-        hostname: options.hostname,
-        port: typeof address === "object" && address ? address.port : options.port,
-      };
-      options.onListen?.(bound);
-      resolve(bound);
-    });
-  });
-
+  const ready = listen(server, options);
   function reload(): boolean {
     let next: Material;
     try {
