@@ -135,110 +135,136 @@ const CRASHED: OffloadReply = {
 export function createWorkerPool(
   options: PoolOptions,
 ): Offload & { readonly ready: Promise<void>; terminate(): void } {
-  const queue: Task[] = [];
-  const deadlineMs = options.deadlineMs ?? 0;
-  let timedOut = 0;
-  let nextId = 0;
-  const slots: Slot[] = [];
-  let started = 0;
-  let settle!: { resolve: () => void; reject: (err: Error) => void };
-  const ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  const pool = new WorkerPool(options);
+  return {
+    ready: pool.ready,
+    submit: (request) => pool.submit(request),
+    stats: () => pool.stats(),
+    terminate: () => pool.terminate(),
+  };
+}
 
-  function start(slot: Slot): void {
-    const worker = options.spawn();
-    slot.worker = worker;
-    slot.ready = false;
-    worker.onmessage = (event) => {
-      const msg = event.data;
-      if (msg.type === "ready") {
-        slot.ready = true;
-        if (++started === options.workers) settle.resolve();
-        return;
-      }
-      if (msg.type !== "reply" || !slot.task || slot.task.id !== msg.id) return;
-      const task = slot.task;
-      slot.task = undefined;
-      clearTimeout(slot.timer);
-      task.resolve(msg.reply);
-      pump();
-    };
-    worker.onerror = (event) => {
-      event.preventDefault();
-      if (!slot.ready && started < options.workers) {
-        // A worker that cannot even start (a missing permission, a broken module) will not start next time
-        // either: fail the service instead of respawning in a loop.
-        worker.terminate();
-        return settle.reject(new Error(`a hook worker failed to start: ${event.message}`));
-      }
-      options.onCrash?.(event.message);
-      const task = slot.task;
-      slot.task = undefined;
-      clearTimeout(slot.timer);
-      worker.terminate();
-      if (slot.ready) start(slot);
-      else slot.broken = true; // a replacement that cannot start would not start the next time either
-      task?.resolve(CRASHED);
-      pump();
-    };
-    worker.postMessage({ type: "init", options: options.init });
+/** The pool's slots and queue, and the steps that move a request through them. */
+class WorkerPool {
+  readonly #options: PoolOptions;
+  readonly #queue: Task[] = [];
+  readonly #slots: Slot[] = [];
+  readonly #deadlineMs: number;
+  #timedOut = 0;
+  #nextId = 0;
+  #started = 0;
+  #settle!: { resolve: () => void; reject: (err: Error) => void };
+  readonly ready: Promise<void>;
+
+  constructor(options: PoolOptions) {
+    this.#options = options;
+    this.#deadlineMs = options.deadlineMs ?? 0;
+    this.ready = new Promise<void>((resolve, reject) => (this.#settle = { resolve, reject }));
+    for (let i = 0; i < options.workers; i++) {
+      const slot = { ready: false } as Slot;
+      this.#slots.push(slot);
+      this.#start(slot);
+    }
   }
 
-  function pump(): void {
-    for (const slot of slots) {
+  submit(request: OffloadRequest): Promise<OffloadReply | "busy"> {
+    const usable = this.#slots.filter((s) => !s.broken);
+    // Every worker gone for good: nothing would ever run a queued request.
+    if (!usable.length) return Promise.resolve("busy");
+    const idle = usable.some((s) => !s.task);
+    if (!idle && this.#queue.length >= this.#options.queueLimit) return Promise.resolve("busy");
+    return new Promise<OffloadReply>((resolve) => {
+      this.#queue.push({ id: this.#nextId++, request, resolve });
+      this.#pump();
+    });
+  }
+
+  stats(): ReturnType<Offload["stats"]> {
+    return {
+      workers: this.#slots.length,
+      busy: this.#slots.filter((s) => s.task).length,
+      queued: this.#queue.length,
+      queueLimit: this.#options.queueLimit,
+      timedOut: this.#timedOut,
+      unavailable: this.#slots.filter((s) => s.broken).length,
+    };
+  }
+
+  terminate(): void {
+    for (const s of this.#slots) {
+      clearTimeout(s.timer);
+      s.worker.terminate();
+    }
+  }
+
+  /** Starts (or restarts) the worker of a slot. */
+  #start(slot: Slot): void {
+    const worker = this.#options.spawn();
+    slot.worker = worker;
+    slot.ready = false;
+    worker.onmessage = (event) => this.#onMessage(slot, event.data);
+    worker.onerror = (event) => {
+      event.preventDefault();
+      this.#onCrash(slot, worker, event.message);
+    };
+    worker.postMessage({ type: "init", options: this.#options.init });
+  }
+
+  /** A worker's message: ready, or the reply to the request it runs. */
+  // deno-lint-ignore no-explicit-any
+  #onMessage(slot: Slot, msg: any): void {
+    if (msg.type === "ready") {
+      slot.ready = true;
+      if (++this.#started === this.#options.workers) this.#settle.resolve();
+      return;
+    }
+    if (msg.type !== "reply" || !slot.task || slot.task.id !== msg.id) return;
+    const task = slot.task;
+    slot.task = undefined;
+    clearTimeout(slot.timer);
+    task.resolve(msg.reply);
+    this.#pump();
+  }
+
+  /** A worker that crashed: replaced (its request answered as crashed), unless it never started. */
+  #onCrash(slot: Slot, worker: Slot["worker"], message: string): void {
+    if (!slot.ready && this.#started < this.#options.workers) {
+      // A worker that cannot even start (a missing permission, a broken module) will not start next time
+      // either: fail the service instead of respawning in a loop.
+      worker.terminate();
+      return this.#settle.reject(new Error(`a hook worker failed to start: ${message}`));
+    }
+    this.#options.onCrash?.(message);
+    const task = slot.task;
+    slot.task = undefined;
+    clearTimeout(slot.timer);
+    worker.terminate();
+    if (slot.ready) this.#start(slot);
+    else slot.broken = true; // a replacement that cannot start would not start the next time either
+    task?.resolve(CRASHED);
+    this.#pump();
+  }
+
+  /** Gives queued requests to idle workers, each with its deadline. */
+  #pump(): void {
+    for (const slot of this.#slots) {
       if (slot.task || slot.broken) continue;
-      const task = queue.shift();
+      const task = this.#queue.shift();
       if (!task) return;
       slot.task = task;
-      if (deadlineMs > 0) slot.timer = setTimeout(() => expire(slot, task), deadlineMs);
+      if (this.#deadlineMs > 0) slot.timer = setTimeout(() => this.#expire(slot, task), this.#deadlineMs);
       slot.worker.postMessage({ type: "run", id: task.id, request: task.request }, [task.request.body]);
     }
   }
 
   /** A request past its deadline: its worker is terminated and replaced, and the request answered 503. */
-  function expire(slot: Slot, task: Task): void {
+  #expire(slot: Slot, task: Task): void {
     if (slot.task !== task) return;
     slot.task = undefined;
-    timedOut++;
+    this.#timedOut++;
     slot.worker.terminate();
-    start(slot);
-    task.resolve(deadlineReply(deadlineMs));
-    pump();
+    this.#start(slot);
+    task.resolve(deadlineReply(this.#deadlineMs));
+    this.#pump();
   }
-
-  for (let i = 0; i < options.workers; i++) {
-    const slot = { ready: false } as Slot;
-    slots.push(slot);
-    start(slot);
-  }
-
-  return {
-    ready,
-    submit(request) {
-      const usable = slots.filter((s) => !s.broken);
-      // Every worker gone for good: nothing would ever run a queued request.
-      if (!usable.length) return Promise.resolve("busy");
-      const idle = usable.some((s) => !s.task);
-      if (!idle && queue.length >= options.queueLimit) return Promise.resolve("busy");
-      return new Promise<OffloadReply>((resolve) => {
-        queue.push({ id: nextId++, request, resolve });
-        pump();
-      });
-    },
-    stats() {
-      return {
-        workers: slots.length,
-        busy: slots.filter((s) => s.task).length,
-        queued: queue.length,
-        queueLimit: options.queueLimit,
-        timedOut,
-        unavailable: slots.filter((s) => s.broken).length,
-      };
-    },
-    terminate() {
-      for (const s of slots) {
-        clearTimeout(s.timer);
-        s.worker.terminate();
-      }
-    },
-  };
 }
