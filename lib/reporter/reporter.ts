@@ -9,7 +9,7 @@ import client from "prom-client";
 import { type FullKubeClient, startWatch } from "../kube/mod.ts";
 import { type KubeconfigLocation, reportedTenants, type Tenant } from "./tenants.ts";
 import { leaseName, liveMembers, MEMBER_LABEL, memberLease, ownerOf } from "./shards.ts";
-import { FIELD_MANAGER, startTenant, type TenantWorker } from "./tenant.ts";
+import { FIELD_MANAGER, startTenant, type TenantContext, type TenantWorker } from "./tenant.ts";
 import { coalesce } from "./coalesce.ts";
 import { HEARTBEAT_SECONDS, IDLE_HEARTBEAT_SECONDS, UNREADABLE_STATES } from "./inventory.ts";
 
@@ -100,22 +100,9 @@ function slim(raw: unknown): unknown {
   };
 }
 
-/**
- * Starts the reporter.
- *
- * @example
- * ```ts
- * const reporter = startReporter({ kube, identity: "reporter-0", namespace: "butler-system",
- *   location: { secretName: "{name}-kubeconfig", secretKey: "value" }, log: console.log });
- * ```
- */
-export function startReporter(options: ReporterOptions): Reporter {
-  const { kube, identity, namespace, log } = options;
-  const clock = options.clock ?? (() => new Date());
-  const leaseSeconds = options.leaseSeconds ?? 30;
-  const renewSeconds = options.renewSeconds ?? 10;
-  const registry = options.registry ?? new client.Registry();
-  const metrics = {
+/** The reporter's own metrics: tenants by state, live members, inventory writes. */
+function reporterMetrics(registry: client.Registry) {
+  return {
     tenants: new client.Gauge({
       name: "butler_reporter_tenants",
       help: "Tenants this replica watches, by how they are read.",
@@ -135,13 +122,58 @@ export function startReporter(options: ReporterOptions): Reporter {
       registers: [registry],
     }),
   };
+}
 
-  const workers = new Map<string, TenantWorker>();
-  let members: string[] = [];
-  let renewedAt = 0;
-  let stopped = false;
+/** This replica's membership Lease written; when, or undefined when it could not be. */
+async function renewLease(
+  { kube, identity, namespace, log }: ReporterOptions,
+  leasePath: string,
+  leaseSeconds: number,
+  clock: () => Date,
+): Promise<number | undefined> {
+  const now = clock();
+  try {
+    await kube.apply(
+      `${leasePath}/${leaseName(identity)}`,
+      memberLease(identity, namespace, now, leaseSeconds),
+      FIELD_MANAGER,
+    );
+    return now.getTime();
+  } catch (err) {
+    log({ msg: "cannot renew the reporter Lease", error: String(err) });
+    return undefined;
+  }
+}
 
-  const tenantContext = {
+/** The live members by their Leases, or undefined when they cannot be read. */
+async function readMembers(
+  { kube, log }: ReporterOptions,
+  leasePath: string,
+  clock: () => Date,
+): Promise<string[] | undefined> {
+  try {
+    return liveMembers(await kube.list(leasePath, { labelSelector: MEMBER_LABEL }), clock());
+  } catch (err) {
+    log({ msg: "cannot read the reporter Leases", error: String(err) });
+    return undefined;
+  }
+}
+
+/** The tenants by state, into the gauge (every state, zero included). */
+function countTenants(workers: Iterable<TenantWorker>, gauge: client.Gauge<"state">): void {
+  const counts = Object.fromEntries(STATES.map((s) => [s, 0]));
+  for (const w of workers) counts[w.state()]! += 1;
+  for (const [state, n] of Object.entries(counts)) gauge.set({ state }, n);
+}
+
+/** What every tenant worker shares: the write limiter, the API, the clock, the periods, the log and the metrics. */
+function tenantContextOf(
+  options: ReporterOptions,
+  clock: () => Date,
+  metrics: ReturnType<typeof reporterMetrics>,
+): TenantContext {
+  const { kube, log } = options;
+  return {
     limit: createLimiter(MAX_CONCURRENT_WRITES),
     kube,
     clock,
@@ -155,6 +187,52 @@ export function startReporter(options: ReporterOptions): Reporter {
     wrote: (part: "spec" | "status", reason: string, ok: boolean) =>
       metrics.writes.inc({ part, reason: ok ? reason : "failed" }),
   };
+}
+
+/**
+ * The workers follow the tenants this replica owns: those it no longer owns (or whose cluster was recreated) are
+ * stopped first, then the others updated or started.
+ */
+async function followTenants(
+  workers: Map<string, TenantWorker>,
+  wanted: ReadonlyMap<string, Tenant>,
+  context: TenantContext,
+  log: ReporterOptions["log"],
+): Promise<void> {
+  const gone = [...workers.values()].filter((w) => wanted.get(w.tenant.key)?.uid !== w.tenant.uid);
+  for (const w of gone) workers.delete(w.tenant.key);
+  await Promise.all(gone.map((w) => w.stop()));
+  for (const w of gone) log({ msg: "stopped watching tenant", tenant: w.tenant.key });
+  for (const [key, t] of wanted) {
+    const running = workers.get(key);
+    if (running) running.update(t);
+    else workers.set(key, startTenant(t, context));
+  }
+}
+
+/**
+ * Starts the reporter.
+ *
+ * @example
+ * ```ts
+ * const reporter = startReporter({ kube, identity: "reporter-0", namespace: "butler-system",
+ *   location: { secretName: "{name}-kubeconfig", secretKey: "value" }, log: console.log });
+ * ```
+ */
+export function startReporter(options: ReporterOptions): Reporter {
+  const { kube, identity, namespace, log } = options;
+  const clock = options.clock ?? (() => new Date());
+  const leaseSeconds = options.leaseSeconds ?? 30;
+  const renewSeconds = options.renewSeconds ?? 10;
+  const registry = options.registry ?? new client.Registry();
+  const metrics = reporterMetrics(registry);
+
+  const workers = new Map<string, TenantWorker>();
+  let members: string[] = [];
+  let renewedAt = 0;
+  let stopped = false;
+
+  const tenantContext = tenantContextOf(options, clock, metrics);
 
   // Every TenantCluster event asks for a reconcile. A reconcile reads every cluster, and a burst writes cluster
   // statuses without pause: they are at most one a second, or the reconciles alone grow with the square of the
@@ -182,36 +260,14 @@ export function startReporter(options: ReporterOptions): Reporter {
     for (const t of reportedTenants(tcs.items.values(), pcs.items.values(), options.location)) {
       if (ownerOf(t.key, members) === identity) wanted.set(t.key, t);
     }
-    const gone = [...workers.values()].filter((w) => wanted.get(w.tenant.key)?.uid !== w.tenant.uid);
-    for (const w of gone) workers.delete(w.tenant.key);
-    await Promise.all(gone.map((w) => w.stop()));
-    for (const w of gone) log({ msg: "stopped watching tenant", tenant: w.tenant.key });
-    for (const [key, t] of wanted) {
-      const running = workers.get(key);
-      if (running) running.update(t);
-      else workers.set(key, startTenant(t, tenantContext));
-    }
+    await followTenants(workers, wanted, tenantContext, log);
   }
 
   const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
   async function renew(): Promise<void> {
-    const now = clock();
-    try {
-      await kube.apply(
-        `${leasePath}/${leaseName(identity)}`,
-        memberLease(identity, namespace, now, leaseSeconds),
-        FIELD_MANAGER,
-      );
-      renewedAt = now.getTime();
-    } catch (err) {
-      log({ msg: "cannot renew the reporter Lease", error: String(err) });
-    }
-    let seen: string[] = members;
-    try {
-      seen = liveMembers(await kube.list(leasePath, { labelSelector: MEMBER_LABEL }), clock());
-    } catch (err) {
-      log({ msg: "cannot read the reporter Leases", error: String(err) });
-    }
+    const renewed = await renewLease(options, leasePath, leaseSeconds, clock);
+    if (renewed !== undefined) renewedAt = renewed;
+    const seen = (await readMembers(options, leasePath, clock)) ?? members;
     // Without a current Lease of its own this replica is invisible to the others, which take its tenants.
     const alive = clock().getTime() - renewedAt < leaseSeconds * 1000;
     const next = alive ? [...new Set([...seen, identity])].sort() : seen.filter((m) => m !== identity);
@@ -224,11 +280,7 @@ export function startReporter(options: ReporterOptions): Reporter {
   }
   void renew();
   const renewing = setInterval(() => void renew(), renewSeconds * 1000);
-  const counting = setInterval(() => {
-    const counts = Object.fromEntries(STATES.map((s) => [s, 0]));
-    for (const w of workers.values()) counts[w.state()]! += 1;
-    for (const [state, n] of Object.entries(counts)) metrics.tenants.set({ state }, n);
-  }, 5000);
+  const counting = setInterval(() => countTenants(workers.values(), metrics.tenants), 5000);
 
   return {
     ready: () => tcs.synced && pcs.synced && renewedAt > 0,
