@@ -88,99 +88,166 @@ function healthOf(error: KubeApiError): TenantHealth {
 
 /** Starts watching one tenant. */
 export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
-  let tenant = initial;
-  const inventoryPath = `${INVENTORIES}/${tenant.namespace}/loadbalancerinventories/${tenant.name}`;
-  const secretPath = `/api/v1/namespaces/${tenant.namespace}/secrets/${tenant.secretName}`;
-  const secretRef = `Secret ${tenant.namespace}/${tenant.secretName}`;
-  let stopped = false;
-  let previous: { spec?: unknown; status?: unknown } | undefined;
-  let loaded = false;
-  let secretVersion: string | undefined;
-  let connection: KubeConnection | undefined;
-  let tenantClient: FullKubeClient | undefined;
-  let watcher: Watcher<FactResult> | undefined;
-  let metallb: MetalLBOutcome = { state: "NotConnected" };
-  let metallbApplied = ""; // the addresses last applied, as JSON
-  let metallbDueAt = 0;
-  let metallbRun: Promise<void> = Promise.resolve();
-  let problem: TenantHealth | undefined; // kubeconfig problems, before any watch
-  let writing: Promise<void> = Promise.resolve();
-  let lastSpecWrite = 0;
-  let debounce: ReturnType<typeof setTimeout> | undefined;
-  let recheckAt = 0;
+  const t = new TenantLoop(initial, ctx);
+  const tick = setInterval(() => {
+    if (Date.now() >= t.recheckAt) t.writing = t.writing.then(() => t.connect());
+    t.applyMetalLB();
+    t.schedule();
+  }, Math.min(TICK_MS, ctx.kubeconfigRecheckSeconds * 1000));
+  t.writing = t.writing.then(() => t.connect()).then(() => {
+    t.applyMetalLB();
+    t.schedule();
+  });
+  return {
+    get tenant() {
+      return t.tenant;
+    },
+    update(next: Tenant) {
+      const changed = JSON.stringify(next.addresses) !== JSON.stringify(t.tenant.addresses) ||
+        next.elastic !== t.tenant.elastic;
+      // A release countdown starting needs a fresh observation soon: the heartbeat period shortens at once.
+      const awaiting = JSON.stringify(next.unusedSince) !== JSON.stringify(t.tenant.unusedSince);
+      t.tenant = next;
+      if (changed) t.applyMetalLB();
+      if (changed || awaiting) t.schedule();
+    },
+    state: () => t.health()?.state ?? "Connecting",
+    async stop() {
+      t.stopped = true;
+      clearInterval(tick);
+      if (t.debounce !== undefined) clearTimeout(t.debounce);
+      await t.writing.catch(() => {});
+      await t.metallbRun.catch(() => {});
+      await t.stopWatch();
+    },
+  };
+}
+
+/**
+ * One tenant's state and the steps of its work: read its kubeconfig Secret and watch its Services, apply its
+ * MetalLB configuration, and write its inventory when the plan says so (spec writes at most one a second).
+ */
+/** The inventory as stored: what the next plan compares with. */
+type StoredInventory = { spec?: unknown; status?: unknown };
+
+class TenantLoop {
+  tenant: Tenant;
+  readonly #ctx: TenantContext;
+  readonly #inventoryPath: string;
+  readonly #secretPath: string;
+  readonly #secretRef: string;
+  stopped = false;
+  #previous: StoredInventory | undefined;
+  #loaded = false;
+  #secretVersion: string | undefined;
+  #connection: KubeConnection | undefined;
+  #tenantClient: FullKubeClient | undefined;
+  #watcher: Watcher<FactResult> | undefined;
+  #metallb: MetalLBOutcome = { state: "NotConnected" };
+  #metallbApplied = ""; // the addresses last applied, as JSON
+  #metallbDueAt = 0;
+  metallbRun: Promise<void> = Promise.resolve();
+  #problem: TenantHealth | undefined; // kubeconfig problems, before any watch
+  writing: Promise<void> = Promise.resolve();
+  #lastSpecWrite = 0;
+  debounce: ReturnType<typeof setTimeout> | undefined;
+  recheckAt = 0;
   // Tenants started together would heartbeat together: each gets its own periods in the last fifth below the
   // configured ones, the same on every replica.
-  const spread = 0.8 + 0.2 * ((hash53(tenant.key) % 1000) / 1000);
+  readonly #spread: number;
 
-  function health(): TenantHealth | undefined {
-    if (problem) return problem;
+  constructor(initial: Tenant, ctx: TenantContext) {
+    this.tenant = initial;
+    this.#ctx = ctx;
+    this.#inventoryPath = `${INVENTORIES}/${initial.namespace}/loadbalancerinventories/${initial.name}`;
+    this.#secretPath = `/api/v1/namespaces/${initial.namespace}/secrets/${initial.secretName}`;
+    this.#secretRef = `Secret ${initial.namespace}/${initial.secretName}`;
+    this.#spread = 0.8 + 0.2 * ((hash53(initial.key) % 1000) / 1000);
+  }
+
+  health(): TenantHealth | undefined {
+    if (this.#problem) return this.#problem;
+    const watcher = this.#watcher;
     if (!watcher) return undefined;
     const h = watcher.health;
     if (h.state === "failing") return healthOf(h.error);
     if (!watcher.synced) return undefined;
-    const age = (ctx.clock().getTime() - watcher.lastContact) / 1000;
-    return age <= ctx.contactMaxAgeSeconds ? { state: "Watching" } : {
+    const age = (this.#ctx.clock().getTime() - watcher.lastContact) / 1000;
+    return age <= this.#ctx.contactMaxAgeSeconds ? { state: "Watching" } : {
       state: "Unreachable",
       message: `no answer from the tenant's API server for ${Math.round(age)}s`,
     };
   }
 
-  async function stopWatch(): Promise<void> {
-    const [w, c] = [watcher, connection];
-    watcher = undefined;
-    connection = undefined;
-    tenantClient = undefined;
-    metallbApplied = "";
+  async stopWatch(): Promise<void> {
+    const [w, c] = [this.#watcher, this.#connection];
+    this.#watcher = undefined;
+    this.#connection = undefined;
+    this.#tenantClient = undefined;
+    this.#metallbApplied = "";
     await w?.stop();
     c?.httpClient?.close();
   }
 
   /** Brings the next read of the Secret forward as {@linkcode recheckDelayMs} says for this trouble. */
-  function recheckSooner(trouble: KubeconfigTrouble): void {
-    recheckAt = Math.min(recheckAt, Date.now() + recheckDelayMs(trouble, ctx.kubeconfigRecheckSeconds));
+  #recheckSooner(trouble: KubeconfigTrouble): void {
+    this.recheckAt = Math.min(
+      this.recheckAt,
+      Date.now() + recheckDelayMs(trouble, this.#ctx.kubeconfigRecheckSeconds),
+    );
   }
 
   /** Reads the kubeconfig Secret; (re)starts the watch when it is new or changed. */
-  async function connect(): Promise<void> {
-    recheckAt = Date.now() + recheckDelayMs("none", ctx.kubeconfigRecheckSeconds);
+  async connect(): Promise<void> {
+    const ctx = this.#ctx;
+    this.recheckAt = Date.now() + recheckDelayMs("none", ctx.kubeconfigRecheckSeconds);
     let secret: { metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined;
     try {
-      secret = await ctx.limit(() => ctx.kube.get(secretPath)) as typeof secret;
+      secret = await ctx.limit(() => ctx.kube.get(this.#secretPath)) as typeof secret;
     } catch (err) {
-      ctx.log({ msg: "cannot read the kubeconfig Secret", tenant: tenant.key, error: String(err) });
-      recheckSooner("troubled");
+      ctx.log({ msg: "cannot read the kubeconfig Secret", tenant: this.tenant.key, error: String(err) });
+      this.#recheckSooner("troubled");
       return; // keep what runs
     }
     const version = secret?.metadata?.resourceVersion;
-    if (secret && version === secretVersion && (watcher || problem)) {
-      if (problem || watcher?.health.state === "failing") recheckSooner("troubled");
+    if (secret && version === this.#secretVersion && (this.#watcher || this.#problem)) {
+      if (this.#problem || this.#watcher?.health.state === "failing") this.#recheckSooner("troubled");
       return;
     }
-    secretVersion = version;
-    await stopWatch();
-    const encoded = secret?.data?.[tenant.secretKey];
+    this.#secretVersion = version;
+    await this.stopWatch();
+    const key = this.tenant.secretKey;
+    const encoded = secret?.data?.[key];
     if (!secret || encoded === undefined) {
-      problem = {
+      this.#problem = {
         state: "KubeconfigMissing",
-        message: secret ? `${secretRef} has no key "${tenant.secretKey}"` : `${secretRef} not found`,
+        message: secret ? `${this.#secretRef} has no key "${key}"` : `${this.#secretRef} not found`,
       };
-      recheckSooner("troubled");
+      this.#recheckSooner("troubled");
       return;
     }
     try {
       const text = new TextDecoder().decode(decodeBase64(encoded));
-      connection = kubeconfigConnection(text, `${secretRef} key "${tenant.secretKey}"`, undefined, {
+      this.#connection = kubeconfigConnection(text, `${this.#secretRef} key "${key}"`, undefined, {
         requireTls: true,
       });
     } catch (err) {
-      problem = { state: "KubeconfigInvalid", message: err instanceof Error ? err.message : String(err) };
-      recheckSooner("troubled");
+      this.#problem = {
+        state: "KubeconfigInvalid",
+        message: err instanceof Error ? err.message : String(err),
+      };
+      this.#recheckSooner("troubled");
       return;
     }
-    problem = undefined;
+    this.#problem = undefined;
+    this.#watchServices(this.#connection);
+  }
+
+  /** Watches the tenant's Services through its kubeconfig. */
+  #watchServices(connection: KubeConnection): void {
     const client = createKubeClient(connection, { retries: 0 });
-    tenantClient = client;
-    watcher = startWatch({
+    this.#tenantClient = client;
+    this.#watcher = startWatch({
       client,
       path: "/api/v1/services",
       select: (raw) => {
@@ -189,153 +256,127 @@ export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
       },
       // Invalid Services are held too (to be named); twice the cap leaves room to choose the kept ones.
       maxItems: INVENTORY_LIMITS.maxServices * 2,
-      clock: () => ctx.clock().getTime(),
-      onChange: schedule,
+      clock: () => this.#ctx.clock().getTime(),
+      onChange: () => this.schedule(),
       onHealth: (h) => {
         // Refused credentials may be rotated ones, an unreachable server a moved one: read the Secret again
         // soon rather than at the next periodic recheck.
         if (h.state === "failing") {
           const refused = h.error.status === 401 || h.error.status === 403;
-          recheckSooner(refused ? "refused" : "troubled");
+          this.#recheckSooner(refused ? "refused" : "troubled");
         }
-        schedule();
+        this.schedule();
       },
     });
-    ctx.log({ msg: "watching tenant", tenant: tenant.key, server: connection.server });
+    this.#ctx.log({ msg: "watching tenant", tenant: this.tenant.key, server: connection.server });
   }
 
-  function schedule(): void {
-    if (stopped || debounce !== undefined) return;
-    const wait = Math.max(DEBOUNCE_MS, lastSpecWrite + MIN_WRITE_INTERVAL_MS - Date.now());
-    debounce = setTimeout(() => {
-      debounce = undefined;
-      writing = writing.then(reconcile);
+  /** Asks for a write of the inventory: after a short debounce, and at most one spec write a second. */
+  schedule(): void {
+    if (this.stopped || this.debounce !== undefined) return;
+    const wait = Math.max(DEBOUNCE_MS, this.#lastSpecWrite + MIN_WRITE_INTERVAL_MS - Date.now());
+    this.debounce = setTimeout(() => {
+      this.debounce = undefined;
+      this.writing = this.writing.then(() => this.#reconcile());
     }, wait);
+  }
+
+  applyMetalLB(): void {
+    this.metallbRun = this.metallbRun.then(() => this.#syncMetalLB()).catch((err) =>
+      this.#ctx.log({ msg: "MetalLB sync failed", tenant: this.tenant.key, error: String(err) })
+    );
   }
 
   /**
    * Applies the MetalLB pool and advertisement when the addresses changed since the last success, or the resync
    * is due (so an edit in the tenant is reverted); records the outcome for the inventory's status.
    */
-  async function syncMetalLB(): Promise<void> {
-    const client = tenantClient;
-    const before = metallb;
-    const addresses = tenant.addresses;
+  async #syncMetalLB(): Promise<void> {
+    const client = this.#tenantClient;
+    const before = this.#metallb;
+    const addresses = this.tenant.addresses;
     const wanted = JSON.stringify(addresses);
-    if (stopped) return;
-    if (!client) metallb = { state: "NotConnected" };
-    else if (!addresses.length) metallb = { state: "NoAddresses" };
-    else if (wanted !== metallbApplied || Date.now() >= metallbDueAt) {
-      metallbDueAt = Date.now() + ctx.metallbResyncSeconds * 1000;
+    if (this.stopped) return;
+    if (!client) this.#metallb = { state: "NotConnected" };
+    else if (!addresses.length) this.#metallb = { state: "NoAddresses" };
+    else if (wanted !== this.#metallbApplied || Date.now() >= this.#metallbDueAt) {
+      this.#metallbDueAt = Date.now() + this.#ctx.metallbResyncSeconds * 1000;
       try {
         for (const o of metallbObjects(addresses)) await client.apply(o.path, o.body, METALLB_FIELD_MANAGER);
-        metallbApplied = wanted;
-        metallb = { state: "Applied", addresses };
+        this.#metallbApplied = wanted;
+        this.#metallb = { state: "Applied", addresses };
       } catch (err) {
-        metallbApplied = "";
-        metallb = metallbFailure(err);
+        this.#metallbApplied = "";
+        this.#metallb = metallbFailure(err);
         // The tenant writes the error's text: bounded in the log, never in status.
-        ctx.log({
+        this.#ctx.log({
           msg: "MetalLB configuration not applied",
-          tenant: tenant.key,
+          tenant: this.tenant.key,
           error: truncate(String(err), 300),
         });
       }
     }
-    if (JSON.stringify(metallb) !== JSON.stringify(before)) schedule();
+    if (JSON.stringify(this.#metallb) !== JSON.stringify(before)) this.schedule();
   }
 
-  async function reconcile(): Promise<void> {
-    if (stopped) return;
-    if (!loaded) {
-      try {
-        const stored = await ctx.limit(() => ctx.kube.get(inventoryPath)) as typeof previous;
-        previous = stored ? { spec: stored.spec, status: stored.status } : undefined;
-        loaded = true;
-      } catch (err) {
-        ctx.log({ msg: "cannot read the inventory", tenant: tenant.key, error: String(err) });
-        return;
-      }
-    }
-    const h = health();
+  /** Plans the inventory from what the watch holds, and writes its spec and status as the plan says. */
+  async #reconcile(): Promise<void> {
+    if (this.stopped || !(await this.#load())) return;
+    const ctx = this.#ctx;
+    const tenant = this.tenant;
+    const h = this.health();
     if (!h) return;
     const plan = planInventory({
-      ...splitFacts(watcher?.items.values() ?? []),
-      overflow: watcher?.overflow ?? false,
-      previous,
+      ...splitFacts(this.#watcher?.items.values() ?? []),
+      overflow: this.#watcher?.overflow ?? false,
+      previous: this.#previous,
       health: h,
       now: ctx.clock(),
-      heartbeatSeconds: tenant.elastic ? ctx.heartbeatSeconds * spread : Infinity,
-      idleHeartbeatSeconds: tenant.elastic ? ctx.idleHeartbeatSeconds * spread : Infinity,
+      heartbeatSeconds: tenant.elastic ? ctx.heartbeatSeconds * this.#spread : Infinity,
+      idleHeartbeatSeconds: tenant.elastic ? ctx.idleHeartbeatSeconds * this.#spread : Infinity,
       unusedSince: tenant.unusedSince,
-      conditions: [metallbCondition(metallb)],
+      conditions: [metallbCondition(this.#metallb)],
     });
     try {
       if (plan.spec) {
-        lastSpecWrite = Date.now();
-        const body = inventoryApply(tenant, { spec: plan.spec });
-        const stored = await ctx.limit(() => ctx.kube.apply(inventoryPath, body, FIELD_MANAGER)) as {
-          spec?: unknown;
-          status?: unknown;
-        };
+        this.#lastSpecWrite = Date.now();
+        await this.#write(this.#inventoryPath, { spec: plan.spec });
         ctx.wrote("spec", plan.reason!, true);
-        previous = { spec: stored.spec, status: stored.status };
       }
       if (plan.status) {
-        const body = inventoryApply(tenant, { status: plan.status });
-        const stored = await ctx.limit(() =>
-          ctx.kube.apply(`${inventoryPath}/status`, body, FIELD_MANAGER)
-        ) as {
-          spec?: unknown;
-          status?: unknown;
-        };
+        await this.#write(`${this.#inventoryPath}/status`, { status: plan.status });
         ctx.wrote("status", "changed", true);
-        previous = { spec: stored.spec, status: stored.status };
       }
     } catch (err) {
       ctx.wrote(plan.spec ? "spec" : "status", "failed", false);
       // An inventory deleted under us (or never there for the status) is read again next time.
-      if (err instanceof KubeApiError && err.status === 404) loaded = false;
+      if (err instanceof KubeApiError && err.status === 404) this.#loaded = false;
       ctx.log({ msg: "inventory not written", tenant: tenant.key, error: String(err) });
     }
   }
 
-  const applyMetalLB = () => {
-    metallbRun = metallbRun.then(syncMetalLB).catch((err) =>
-      ctx.log({ msg: "MetalLB sync failed", tenant: tenant.key, error: String(err) })
-    );
-  };
-  const tick = setInterval(() => {
-    if (Date.now() >= recheckAt) writing = writing.then(connect);
-    applyMetalLB();
-    schedule();
-  }, Math.min(TICK_MS, ctx.kubeconfigRecheckSeconds * 1000));
-  writing = writing.then(connect).then(() => {
-    applyMetalLB();
-    schedule();
-  });
+  /** Reads the stored inventory once (and again after it was found gone); false when it cannot be read. */
+  async #load(): Promise<boolean> {
+    if (this.#loaded) return true;
+    const ctx = this.#ctx;
+    try {
+      const stored = await ctx.limit(() => ctx.kube.get(this.#inventoryPath)) as StoredInventory | undefined;
+      this.#previous = stored ? { spec: stored.spec, status: stored.status } : undefined;
+      this.#loaded = true;
+      return true;
+    } catch (err) {
+      ctx.log({ msg: "cannot read the inventory", tenant: this.tenant.key, error: String(err) });
+      return false;
+    }
+  }
 
-  return {
-    get tenant() {
-      return tenant;
-    },
-    update(next: Tenant) {
-      const changed = JSON.stringify(next.addresses) !== JSON.stringify(tenant.addresses) ||
-        next.elastic !== tenant.elastic;
-      // A release countdown starting needs a fresh observation soon: the heartbeat period shortens at once.
-      const awaiting = JSON.stringify(next.unusedSince) !== JSON.stringify(tenant.unusedSince);
-      tenant = next;
-      if (changed) applyMetalLB();
-      if (changed || awaiting) schedule();
-    },
-    state: () => health()?.state ?? "Connecting",
-    async stop() {
-      stopped = true;
-      clearInterval(tick);
-      if (debounce !== undefined) clearTimeout(debounce);
-      await writing.catch(() => {});
-      await metallbRun.catch(() => {});
-      await stopWatch();
-    },
-  };
+  /** Applies part of the inventory, and keeps what the API server stored. */
+  async #write(path: string, part: Parameters<typeof inventoryApply>[1]): Promise<void> {
+    const body = inventoryApply(this.tenant, part);
+    const stored = await this.#ctx.limit(() => this.#ctx.kube.apply(path, body, FIELD_MANAGER)) as {
+      spec?: unknown;
+      status?: unknown;
+    };
+    this.#previous = { spec: stored.spec, status: stored.status };
+  }
 }
