@@ -30,7 +30,7 @@ const MULTILINE_ARROW = /^(\s*)(?:export\s+)?const\s+([\w$]+)\s*=\s*(?:async\s+)
 const OPENERS = [
   /^(\s*)(?:export\s+)?(?:default\s+)?(?:async\s+)?function\*?\s*([\w$]+)\s*[<(]/,
   /^(\s*)(?:export\s+)?(?:const|let)\s+([\w$]+)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|(?:<[^>]*>)?\([^)]*\)?[^=]*=>\s*[{(]?\s*$|[\w$]+\s*=>\s*[{(]?\s*$|(?:<[^>]*>)?\(.*\)\s*(?::\s*[^=]+)?=>\s*\{\s*$)/,
-  /^(\s+)(?:(?:public|private|protected|static|readonly|override|async|get|set)\s+)*([\w$]+)\s*(?:<[^>]*>)?\([^;]*\)\s*(?::\s*[^={;]+)?\{\s*$/,
+  /^(\s+)(?:(?:public|private|protected|static|readonly|override|async|get|set)\s+)*(#?[\w$]+)\s*(?:<[^>]*>)?\([^;]*\)\s*(?::\s*[^={;]+)?\{\s*$/,
 ];
 const KEYWORDS = new Set([
   "if",

@@ -26,18 +26,20 @@ Deno.test("code size: functions are measured from deno fmt's layout", async (t) 
         "    }",
         "    return 2;",
         "  }", // 20
+        "  async #hidden(): Promise<void> {", // 21
+        "  }", // 22
         "}",
         "const one = (a: number) => a + 1;",
-        "function long(", // 23
+        "function long(", // 25
         "  a: number,",
         "): number {",
         "  return a;",
-        "}", // 27
-        "export const multi = (", // 28
+        "}", // 29
+        "export const multi = (", // 30
         "  a: number,",
         ") => {",
         "  return a;",
-        "};", // 32
+        "};", // 34
         "const notAFunction = (",
         "  1 + 2",
         ");",
@@ -49,8 +51,9 @@ Deno.test("code size: functions are measured from deno fmt's layout", async (t) 
         { name: "block", line: 7, lines: 3 },
         { name: "expression", line: 10, lines: 4 },
         { name: "method", line: 15, lines: 6 },
-        { name: "long", line: 23, lines: 5 },
-        { name: "multi", line: 28, lines: 5 },
+        { name: "#hidden", line: 21, lines: 2 },
+        { name: "long", line: 25, lines: 5 },
+        { name: "multi", line: 30, lines: 5 },
       ]);
     },
   );
