@@ -217,7 +217,7 @@ Deno.test("a lagging child cache never doubles growth", async () => {
   assert.deepEqual(Object.keys(tc(c).status.ipam.requested), ["web-lb-1", "web-lb-2"]);
   // The next sync does not see the new children yet (stale cache): it must ask for the same two, not two more.
   const created = c.list("IPAllocation").filter((a) => /-lb-\d+$/.test(a.metadata.name));
-  for (const a of created) c.objects.delete(`IPAllocation/team-platform/${a.metadata.name}`);
+  for (const a of created) c.forget(a);
   const res = await c.syncTenantCluster("team-platform", "web");
   const names = (res!.children as Obj[]).map((o) => o.metadata.name).filter((n) => /-lb-\d+$/.test(n));
   assert.deepEqual(names, ["web-lb-1", "web-lb-2"]);
