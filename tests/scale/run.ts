@@ -22,7 +22,7 @@
  *    (nothing written), then from the API: every admitted cluster Ready and its inventory reported, no two grants
  *    overlapping, every ledger equal to the live IPAllocations, no quota exceeded, Warning events counted;
  * 4. everything deleted: no grant, finalizer or IPAllocation left, pools and providers deletable; then a small
- *    set again, and the README's uninstall procedure run as written: nothing stuck;
+ *    set again, and the uninstall procedure of docs/install.md run as written: nothing stuck;
  * 5. the baseline: the objects the converged system held, created with their statuses by a plain client at
  *    8-way concurrency against the same API server, with nothing else running.
  *
@@ -65,7 +65,7 @@ type Obj = Record<string, any>;
 
 const metacontrollerBin = Deno.env.get("METACONTROLLER_BIN");
 if (!metacontrollerBin) {
-  console.error("deno task test:scale needs METACONTROLLER_BIN, as deno task test:e2e does (README, Tests).");
+  console.error("deno task test:scale needs METACONTROLLER_BIN, as deno task test:e2e does (docs/development.md, Tests).");
   Deno.exit(2);
 }
 const size = {
@@ -827,7 +827,7 @@ try {
   log(`deletion: ${err}`);
 }
 
-// --- the README's uninstall procedure, with Butler objects still there -------------------------------------------
+// --- the documented uninstall procedure (docs/install.md), with Butler objects still there ------------------------
 
 let uninstallStuck: string[] = [];
 try {
@@ -856,9 +856,9 @@ async function uninstall(): Promise<string[]> {
   );
   // The service goes as the procedure removes its Deployment; Metacontroller stays (it serves other controllers).
   for (const p of [...hooks, ...reporters]) await p.stop("SIGTERM");
-  const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
-  const block = readme.match(/<!-- test:scale runs this block -->\s*```sh\n([\s\S]*?)```/)?.[1];
-  if (!block) throw new Error("README has no uninstall block marked for test:scale");
+  const install = Deno.readTextFileSync(`${ROOT}/docs/install.md`);
+  const block = install.match(/<!-- test:scale runs this block -->\s*```sh\n([\s\S]*?)```/)?.[1];
+  if (!block) throw new Error("docs/install.md has no uninstall block marked for test:scale");
   const run = await new Deno.Command("bash", {
     args: ["-euo", "pipefail", "-c", block],
     cwd: ROOT,
