@@ -65,7 +65,9 @@ type Obj = Record<string, any>;
 
 const metacontrollerBin = Deno.env.get("METACONTROLLER_BIN");
 if (!metacontrollerBin) {
-  console.error("deno task test:scale needs METACONTROLLER_BIN, as deno task test:e2e does (docs/development.md, Tests).");
+  console.error(
+    "deno task test:scale needs METACONTROLLER_BIN, as deno task test:e2e does (docs/development.md, Tests).",
+  );
   Deno.exit(2);
 }
 const size = {
