@@ -13,7 +13,6 @@ import {
 } from "../../lib/contract/mod.ts";
 import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { parseTime } from "../../lib/time/mod.ts";
-import { providerRefOf, teamNameOf, teamProviderNamespaces, tenantClusterRefOf } from "../../lib/api/mod.ts";
 import { CONFIGMAP, metallbConfigMap } from "./metallb.ts";
 import { planNetwork } from "./network.ts";
 import type { ObservedChild } from "./plan_draft.ts";
@@ -24,7 +23,11 @@ import {
   InventorySpec,
   IpamMemory,
   PoolView,
+  providerRefOf,
   ProviderView,
+  teamNameOf,
+  teamProviderNamespaces,
+  tenantClusterRefOf,
   TenantClusterSpec,
 } from "../../lib/api/mod.ts";
 

@@ -1,5 +1,5 @@
 import type { KubeCacheStats, KubeClient } from "../kube/mod.ts";
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { bodyLimit } from "hono/body-limit";
 import type { HookConfig } from "../hook_context/mod.ts";
@@ -218,7 +218,7 @@ export function createApp(options: AppOptions): HookService {
   return { app, lifecycle, metrics, domain, routes };
 }
 
-type Middleware = (c: Context<AppEnv>, next: () => Promise<void>) => Promise<Response | void>;
+type Middleware = MiddlewareHandler<AppEnv>;
 
 /**
  * Every request: the runtime set for the handlers, then, once answered, its metrics, what its answer signals

@@ -11,6 +11,7 @@ import { Buffer } from "node:buffer";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import https from "node:https";
 import http2 from "node:http2";
+import type { Server } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { Peer } from "./env.ts";
 
@@ -182,22 +183,16 @@ function handler(
 
 /** Listens, and resolves with the address bound (the port the system chose for port 0). */
 function listen(
-  server: {
-    once(e: "error", f: (err: unknown) => void): unknown;
-    listen(port: number, host: string, f: () => void): unknown;
-    address(): unknown;
-  },
+  server: Server,
   options: ServeTlsOptions,
 ): Promise<{ hostname: string; port: number }> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.hostname, () => {
-      const address = server.address() as { port?: number } | string | null;
+      const address = server.address();
       const bound = {
         hostname: options.hostname,
-        port: typeof address === "object" && address && address.port !== undefined
-          ? address.port
-          : options.port,
+        port: typeof address === "object" && address ? address.port : options.port,
       };
       options.onListen?.(bound);
       resolve(bound);

@@ -89,37 +89,14 @@ function healthOf(error: KubeApiError): TenantHealth {
 /** Starts watching one tenant. */
 export function startTenant(initial: Tenant, ctx: TenantContext): TenantWorker {
   const t = new TenantLoop(initial, ctx);
-  const tick = setInterval(() => {
-    if (Date.now() >= t.recheckAt) t.writing = t.writing.then(() => t.connect());
-    t.applyMetalLB();
-    t.schedule();
-  }, Math.min(TICK_MS, ctx.kubeconfigRecheckSeconds * 1000));
-  t.writing = t.writing.then(() => t.connect()).then(() => {
-    t.applyMetalLB();
-    t.schedule();
-  });
+  t.start();
   return {
     get tenant() {
       return t.tenant;
     },
-    update(next: Tenant) {
-      const changed = JSON.stringify(next.addresses) !== JSON.stringify(t.tenant.addresses) ||
-        next.elastic !== t.tenant.elastic;
-      // A release countdown starting needs a fresh observation soon: the heartbeat period shortens at once.
-      const awaiting = JSON.stringify(next.unusedSince) !== JSON.stringify(t.tenant.unusedSince);
-      t.tenant = next;
-      if (changed) t.applyMetalLB();
-      if (changed || awaiting) t.schedule();
-    },
+    update: (next) => t.update(next),
     state: () => t.health()?.state ?? "Connecting",
-    async stop() {
-      t.stopped = true;
-      clearInterval(tick);
-      if (t.debounce !== undefined) clearTimeout(t.debounce);
-      await t.writing.catch(() => {});
-      await t.metallbRun.catch(() => {});
-      await t.stopWatch();
-    },
+    stop: () => t.stop(),
   };
 }
 
@@ -136,7 +113,7 @@ class TenantLoop {
   readonly #inventoryPath: string;
   readonly #secretPath: string;
   readonly #secretRef: string;
-  stopped = false;
+  #stopped = false;
   #previous: StoredInventory | undefined;
   #loaded = false;
   #secretVersion: string | undefined;
@@ -146,12 +123,13 @@ class TenantLoop {
   #metallb: MetalLBOutcome = { state: "NotConnected" };
   #metallbApplied = ""; // the addresses last applied, as JSON
   #metallbDueAt = 0;
-  metallbRun: Promise<void> = Promise.resolve();
+  #metallbRun: Promise<void> = Promise.resolve();
   #problem: TenantHealth | undefined; // kubeconfig problems, before any watch
-  writing: Promise<void> = Promise.resolve();
+  #writing: Promise<void> = Promise.resolve();
   #lastSpecWrite = 0;
-  debounce: ReturnType<typeof setTimeout> | undefined;
-  recheckAt = 0;
+  #debounce: ReturnType<typeof setTimeout> | undefined;
+  #tick: ReturnType<typeof setInterval> | undefined;
+  #recheckAt = 0;
   // Tenants started together would heartbeat together: each gets its own periods in the last fifth below the
   // configured ones, the same on every replica.
   readonly #spread: number;
@@ -163,6 +141,42 @@ class TenantLoop {
     this.#secretPath = `/api/v1/namespaces/${initial.namespace}/secrets/${initial.secretName}`;
     this.#secretRef = `Secret ${initial.namespace}/${initial.secretName}`;
     this.#spread = 0.8 + 0.2 * ((hash53(initial.key) % 1000) / 1000);
+  }
+
+  /** Reads the Secret and starts watching; then every tick: the Secret when due, MetalLB, the inventory. */
+  start(): void {
+    this.#tick = setInterval(() => {
+      if (Date.now() >= this.#recheckAt) this.#writing = this.#writing.then(() => this.#connect());
+      this.#applyMetalLB();
+      this.#schedule();
+    }, Math.min(TICK_MS, this.#ctx.kubeconfigRecheckSeconds * 1000));
+    this.#writing = this.#writing.then(() => this.#connect()).then(() => {
+      this.#applyMetalLB();
+      this.#schedule();
+    });
+  }
+
+  /**
+   * Takes the tenant's new addresses (or allocation mode), applied to the tenant at once, and its release
+   * countdowns, which set how soon `observedAt` is due.
+   */
+  update(next: Tenant): void {
+    const changed = JSON.stringify(next.addresses) !== JSON.stringify(this.tenant.addresses) ||
+      next.elastic !== this.tenant.elastic;
+    // A release countdown starting needs a fresh observation soon: the heartbeat period shortens at once.
+    const awaiting = JSON.stringify(next.unusedSince) !== JSON.stringify(this.tenant.unusedSince);
+    this.tenant = next;
+    if (changed) this.#applyMetalLB();
+    if (changed || awaiting) this.#schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#tick);
+    if (this.#debounce !== undefined) clearTimeout(this.#debounce);
+    await this.#writing.catch(() => {});
+    await this.#metallbRun.catch(() => {});
+    await this.#stopWatch();
   }
 
   health(): TenantHealth | undefined {
@@ -179,7 +193,7 @@ class TenantLoop {
     };
   }
 
-  async stopWatch(): Promise<void> {
+  async #stopWatch(): Promise<void> {
     const [w, c] = [this.#watcher, this.#connection];
     this.#watcher = undefined;
     this.#connection = undefined;
@@ -191,16 +205,16 @@ class TenantLoop {
 
   /** Brings the next read of the Secret forward as {@linkcode recheckDelayMs} says for this trouble. */
   #recheckSooner(trouble: KubeconfigTrouble): void {
-    this.recheckAt = Math.min(
-      this.recheckAt,
+    this.#recheckAt = Math.min(
+      this.#recheckAt,
       Date.now() + recheckDelayMs(trouble, this.#ctx.kubeconfigRecheckSeconds),
     );
   }
 
   /** Reads the kubeconfig Secret; (re)starts the watch when it is new or changed. */
-  async connect(): Promise<void> {
+  async #connect(): Promise<void> {
     const ctx = this.#ctx;
-    this.recheckAt = Date.now() + recheckDelayMs("none", ctx.kubeconfigRecheckSeconds);
+    this.#recheckAt = Date.now() + recheckDelayMs("none", ctx.kubeconfigRecheckSeconds);
     let secret: { metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined;
     try {
       secret = await ctx.limit(() => ctx.kube.get(this.#secretPath)) as typeof secret;
@@ -215,7 +229,7 @@ class TenantLoop {
       return;
     }
     this.#secretVersion = version;
-    await this.stopWatch();
+    await this.#stopWatch();
     const key = this.tenant.secretKey;
     const encoded = secret?.data?.[key];
     if (!secret || encoded === undefined) {
@@ -257,7 +271,7 @@ class TenantLoop {
       // Invalid Services are held too (to be named); twice the cap leaves room to choose the kept ones.
       maxItems: INVENTORY_LIMITS.maxServices * 2,
       clock: () => this.#ctx.clock().getTime(),
-      onChange: () => this.schedule(),
+      onChange: () => this.#schedule(),
       onHealth: (h) => {
         // Refused credentials may be rotated ones, an unreachable server a moved one: read the Secret again
         // soon rather than at the next periodic recheck.
@@ -265,24 +279,24 @@ class TenantLoop {
           const refused = h.error.status === 401 || h.error.status === 403;
           this.#recheckSooner(refused ? "refused" : "troubled");
         }
-        this.schedule();
+        this.#schedule();
       },
     });
     this.#ctx.log({ msg: "watching tenant", tenant: this.tenant.key, server: connection.server });
   }
 
   /** Asks for a write of the inventory: after a short debounce, and at most one spec write a second. */
-  schedule(): void {
-    if (this.stopped || this.debounce !== undefined) return;
+  #schedule(): void {
+    if (this.#stopped || this.#debounce !== undefined) return;
     const wait = Math.max(DEBOUNCE_MS, this.#lastSpecWrite + MIN_WRITE_INTERVAL_MS - Date.now());
-    this.debounce = setTimeout(() => {
-      this.debounce = undefined;
-      this.writing = this.writing.then(() => this.#reconcile());
+    this.#debounce = setTimeout(() => {
+      this.#debounce = undefined;
+      this.#writing = this.#writing.then(() => this.#reconcile());
     }, wait);
   }
 
-  applyMetalLB(): void {
-    this.metallbRun = this.metallbRun.then(() => this.#syncMetalLB()).catch((err) =>
+  #applyMetalLB(): void {
+    this.#metallbRun = this.#metallbRun.then(() => this.#syncMetalLB()).catch((err) =>
       this.#ctx.log({ msg: "MetalLB sync failed", tenant: this.tenant.key, error: String(err) })
     );
   }
@@ -296,7 +310,7 @@ class TenantLoop {
     const before = this.#metallb;
     const addresses = this.tenant.addresses;
     const wanted = JSON.stringify(addresses);
-    if (this.stopped) return;
+    if (this.#stopped) return;
     if (!client) this.#metallb = { state: "NotConnected" };
     else if (!addresses.length) this.#metallb = { state: "NoAddresses" };
     else if (wanted !== this.#metallbApplied || Date.now() >= this.#metallbDueAt) {
@@ -316,12 +330,12 @@ class TenantLoop {
         });
       }
     }
-    if (JSON.stringify(this.#metallb) !== JSON.stringify(before)) this.schedule();
+    if (JSON.stringify(this.#metallb) !== JSON.stringify(before)) this.#schedule();
   }
 
   /** Plans the inventory from what the watch holds, and writes its spec and status as the plan says. */
   async #reconcile(): Promise<void> {
-    if (this.stopped || !(await this.#load())) return;
+    if (this.#stopped || !(await this.#load())) return;
     const ctx = this.#ctx;
     const tenant = this.tenant;
     const h = this.health();

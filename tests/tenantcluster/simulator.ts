@@ -36,7 +36,8 @@ class RecordingStore extends Store {
     return stored;
   }
   override delete(o: Pick<StoredObject, "apiVersion" | "kind" | "metadata">): void {
-    if (this.find(o) && !this.find(o)!.metadata.deletionTimestamp) {
+    const stored = this.find(o);
+    if (stored && !stored.metadata.deletionTimestamp) {
       this.writes.push(`delete ${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`);
     }
     super.delete(o);
