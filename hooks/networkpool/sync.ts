@@ -3,6 +3,7 @@ import {
   type ConditionInput,
   conditions,
   listNames,
+  listProblems,
   PreviousConditions,
   truncate,
 } from "../../lib/conditions/mod.ts";
@@ -134,7 +135,7 @@ function fifo(
 }
 
 function problemText(problems: readonly SpecProblem[]): string {
-  return problems.map((p) => `${p.path}: ${p.message}`).join("; ");
+  return listProblems(problems.map((p) => `${p.path}: ${p.message}`));
 }
 
 function specProblems(spec: unknown): {

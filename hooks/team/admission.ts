@@ -1,6 +1,10 @@
 import { butlerPath, keyedItems, LABELS } from "../../lib/butler/mod.ts";
-import { listNames } from "../../lib/conditions/mod.ts";
-import type { AdmissionDecision, AdmissionReviewRequest } from "../../lib/contract/mod.ts";
+import { listNames, listProblems } from "../../lib/conditions/mod.ts";
+import {
+  type AdmissionDecision,
+  type AdmissionReviewRequest,
+  REFUSAL_BOUNDS,
+} from "../../lib/contract/mod.ts";
 import type { ReadPlan, Reads } from "../../lib/http/mod.ts";
 import { teamNamespace } from "../../lib/api/mod.ts";
 
@@ -80,7 +84,7 @@ export function admitTeam(
       allowed: false,
       code: 409,
       reason: "Conflict",
-      message: problems.join("; "),
+      message: listProblems(problems, REFUSAL_BOUNDS.causes),
       causes: problems.map((message) => ({
         reason: "environmentInUse",
         field: "spec.environments",

@@ -1,7 +1,7 @@
 import { GROUP, LABELS, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
 import { buildObject, type KubeObject, type TypeRef } from "../../lib/contract/mod.ts";
 import { formatQuantity, parseQuantity } from "../../lib/quantity/mod.ts";
-import type { SubjectAccess } from "./access.ts";
+import { elevatedByEnvironment, type SubjectAccess } from "./access.ts";
 import type { HookConfig } from "../../lib/hook_context/mod.ts";
 import { groupSubjects } from "./groups.ts";
 import type { Role, TeamSpec } from "../../lib/api/mod.ts";
@@ -86,13 +86,6 @@ export function environmentRoleName(environment: string): string {
  * team roles operator and admin hold it for every environment; an environment elevation for that one.
  */
 export const ENVIRONMENT_SUBRESOURCE = "tenantclusters/environment";
-
-/** The subjects an environment elevates: their role there allows TenantCluster changes their team role does not. */
-function elevatedIn(environment: string, subjects: readonly SubjectAccess[]): SubjectAccess[] {
-  return subjects.filter((s) =>
-    s.teamRole === "viewer" && (s.environments[environment] ?? "viewer") !== "viewer"
-  );
-}
 
 /**
  * The RoleBinding in each team namespace (and the ClusterRole it binds, `manifests/components/reporter/rbac.yaml`)
@@ -221,9 +214,10 @@ function environmentElevations(
   naming: GroupNaming,
 ): KubeObject[] {
   const children: KubeObject[] = [];
+  const byEnvironment = elevatedByEnvironment(subjects);
   for (const env of spec.environments ?? []) {
-    const elevated = elevatedIn(env.name, subjects);
-    if (elevated.length === 0) continue;
+    const elevated = byEnvironment.get(env.name);
+    if (!elevated) continue;
     const role = environmentRoleName(env.name);
     children.push(buildObject(CHILD_TYPES.Role, { name: role, namespace: ns, labels: l }, {
       rules: [

@@ -1,5 +1,11 @@
 import { API_VERSION, KINDS, LABELS, requireDelivered } from "../../lib/butler/mod.ts";
-import { type ConditionInput, conditions, listNames, PreviousConditions } from "../../lib/conditions/mod.ts";
+import {
+  type ConditionInput,
+  conditions,
+  listNames,
+  listProblems,
+  PreviousConditions,
+} from "../../lib/conditions/mod.ts";
 import {
   type CompositeRequest,
   type CompositeResponse,
@@ -93,7 +99,7 @@ function accessTable(subjects: readonly SubjectAccess[]) {
     kind: s.kind,
     name: s.name,
     role: s.teamRole,
-    ...(Object.keys(s.environments).length ? { environments: s.environments } : {}),
+    ...(Object.keys(s.elevations).length ? { environments: s.elevations } : {}),
   }));
 }
 
@@ -222,7 +228,7 @@ function invalidTeam(
         type: "Ready",
         status: "False",
         reason: "InvalidSpec",
-        message: `${problems.join("; ")}; existing namespace, RBAC and quotas are kept unchanged`,
+        message: `${listProblems(problems)}; existing namespace, RBAC and quotas are kept unchanged`,
       }]),
     },
     children: keepObserved(request.children, ALL_CHILD_TYPES),

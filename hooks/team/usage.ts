@@ -172,7 +172,8 @@ export function computeUsage(
       limit: limitOf(limits?.maxStorage),
     },
   ];
-  const envs = (spec.environments ?? []).map((e) => environmentUsage(e, clusters));
+  const byEnvironment = Map.groupBy(clusters, (c) => c.metadata.labels?.[LABELS.environment]);
+  const envs = (spec.environments ?? []).map((e) => environmentUsage(e, byEnvironment.get(e.name) ?? []));
   const verdicts = [
     ...dims.map(judge),
     ...totals.perCluster,
@@ -242,12 +243,11 @@ function teamTotals(spec: TeamSpec, clusters: readonly ObservedCluster[]) {
   return { nodes, cpu, memory, storage, problems, perCluster };
 }
 
-/** One environment's clusters and owners, against its cluster and per-member limits. */
+/** One environment's clusters (those labelled with it) and owners, against its cluster and per-member limits. */
 function environmentUsage(
   e: NonNullable<TeamSpec["environments"]>[number],
-  clusters: readonly ObservedCluster[],
+  inEnv: readonly ObservedCluster[],
 ): { usage: EnvironmentUsage; verdicts: Verdict[] } {
-  const inEnv = clusters.filter((c) => c.metadata.labels?.[LABELS.environment] === e.name);
   const owners = new Map<string, number>();
   for (const c of inEnv) {
     const o = ownerOf(c.metadata.annotations);

@@ -6,7 +6,11 @@
  * @module
  */
 import { butlerPath, LABELS, OWNER_ANNOTATIONS } from "../../lib/butler/mod.ts";
-import type { AdmissionDecision, AdmissionReviewRequest } from "../../lib/contract/mod.ts";
+import {
+  type AdmissionDecision,
+  type AdmissionReviewRequest,
+  REFUSAL_BOUNDS,
+} from "../../lib/contract/mod.ts";
 import type { KubeWrite, ReadPlan, Reads, Staged } from "../../lib/http/mod.ts";
 import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { checkQuota, quotaInForce } from "./quota.ts";
@@ -23,6 +27,7 @@ import {
   resolveProviderRef,
   teamNameOf,
   teamProviderNamespaces,
+  TenantClusterSpec,
 } from "../../lib/api/mod.ts";
 import { formatPath } from "../../lib/contract/mod.ts";
 import {
@@ -210,6 +215,8 @@ export function admitTenantCluster(
   const now = context.now;
   if (r.operation === "DELETE") return releaseOnDelete(review, ledger, reads.cluster);
   if (!checked(review)) return { allowed: true };
+  const shape = shapeErrors(r.object?.spec, r.oldObject?.spec);
+  if (shape.length) return deny(shape);
 
   const errors: FieldError[] = [];
   const teamName = teamNameOf(namespace, r.object?.spec) ?? "";
@@ -281,14 +288,33 @@ function teamUnreadable(teamName: string, issue: { path: PropertyKey[]; message:
   };
 }
 
+/**
+ * The spec's fields past what the CRD allows (a list over its `maxItems`, a string over its `maxLength`, a wrong
+ * type): what the API server refuses before it asks admission, so only a review it did not send carries them.
+ * An update of an object stored before a bound keeps what it had (the API server ratchets unchanged fields), so
+ * a spec whose old version was past the same bounds is judged by the rules alone.
+ */
+function shapeErrors(spec: unknown, oldSpec: unknown): FieldError[] {
+  const parsed = TenantClusterSpec.safeParse(spec ?? {});
+  if (parsed.success || (oldSpec !== undefined && !TenantClusterSpec.safeParse(oldSpec).success)) return [];
+  return parsed.error.issues.map((i) => ({
+    rule: "schema",
+    path: formatPath(["spec", ...i.path]),
+    type: "Invalid value",
+    detail: i.message,
+  }));
+}
+
+/** A refusal of every error, the causes past {@linkcode REFUSAL_BOUNDS} counted in its message. */
 function deny(errors: readonly FieldError[]): AdmissionDecision {
-  return errors.length
-    ? {
-      allowed: false,
-      code: 403,
-      reason: "Forbidden",
-      message: aggregate(errors),
-      causes: errors.map((e) => ({ reason: e.rule, field: e.path, message: e.detail })),
-    }
-    : { allowed: true };
+  if (!errors.length) return { allowed: true };
+  const listed = errors.slice(0, REFUSAL_BOUNDS.causes);
+  const more = errors.length - listed.length;
+  return {
+    allowed: false,
+    code: 403,
+    reason: "Forbidden",
+    message: more ? `${aggregate(listed)} (and ${more} more)` : aggregate(listed),
+    causes: listed.map((e) => ({ reason: e.rule, field: e.path, message: e.detail })),
+  };
 }

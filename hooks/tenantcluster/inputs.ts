@@ -6,7 +6,7 @@
  * @module
  */
 import { KINDS, LABELS, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
-import type { ConditionInput } from "../../lib/conditions/mod.ts";
+import { type ConditionInput, listProblems } from "../../lib/conditions/mod.ts";
 import { type CompositeRequest, formatPath, groupKey, type KubeObject } from "../../lib/contract/mod.ts";
 import { recordedShape, resolveShape } from "../../lib/shape/mod.ts";
 import {
@@ -196,7 +196,7 @@ export function readyCondition(inputs: Inputs, ready: boolean, providerDeleting:
       type: "Ready",
       status: "False",
       reason: "InvalidSpec",
-      message: `${invalid.join("; ")}; existing children are kept, none is created`,
+      message: `${listProblems(invalid)}; existing children are kept, none is created`,
     };
   }
   if (missing.length) {
@@ -204,7 +204,7 @@ export function readyCondition(inputs: Inputs, ready: boolean, providerDeleting:
       type: "Ready",
       status: "False",
       reason: "MissingInput",
-      message: `${missing.join("; ")}; existing children are kept, none is created`,
+      message: `${listProblems(missing)}; existing children are kept, none is created`,
     };
   }
   if (access?.status !== "True") {

@@ -13,7 +13,7 @@ import type { TeamSpec } from "../../lib/api/mod.ts";
 /** A field error as Kubernetes prints it (`path: Type: detail`). */
 export interface FieldError {
   readonly path: string;
-  readonly type: "Forbidden" | "Required value" | "Unsupported value";
+  readonly type: "Forbidden" | "Required value" | "Unsupported value" | "Invalid value";
   readonly detail: string;
   /** The rule that failed, named after the limit (`maxClusters`, `deniedAddons`, ...): metrics count by it. */
   readonly rule: string;

@@ -12,17 +12,19 @@ const section = z.record(z.string(), z.unknown());
 /** `spec.scope`: which teams may use a ProviderConfig. */
 export const ProviderScope = z.looseObject({
   type: z.enum(["platform", "team"]).optional(),
-  teamRef: z.looseObject({ name: z.string().optional() }).optional(),
+  teamRef: z.looseObject({ name: z.string().max(253).optional() }).optional(),
 });
 
 /** `spec.network`: networking mode, pools, load-balancer allocation and per-tenant quotas. */
 export const NetworkConfig = z.looseObject({
   mode: z.enum(["ipam", "cloud"]).optional(),
-  poolRefs: z.array(z.looseObject({ name: z.string().min(1), priority: z.number().int().optional() }))
-    .optional(),
-  subnet: z.string().optional(),
-  gateway: z.string().optional(),
-  dnsServers: z.array(z.string()).optional(),
+  poolRefs: z.array(
+    z.looseObject({ name: z.string().min(1).max(253), priority: z.number().int().optional() }),
+  )
+    .max(64).optional(),
+  subnet: z.string().max(64).optional(),
+  gateway: z.string().max(64).optional(),
+  dnsServers: z.array(z.string().max(64)).max(8).optional(),
   loadBalancer: z.looseObject({
     defaultPoolSize: z.number().int().min(1).optional(),
     allocationMode: z.enum(["static", "elastic"]).optional(),
@@ -42,9 +44,9 @@ export const NetworkConfig = z.looseObject({
 export const ProviderConfigSpec = z.looseObject({
   provider: z.enum(PROVIDERS),
   credentialsRef: z.looseObject({
-    name: z.string().min(1),
-    namespace: z.string().optional(),
-    key: z.string().optional(),
+    name: z.string().min(1).max(253),
+    namespace: z.string().max(63).optional(),
+    key: z.string().max(253).optional(),
   }),
   harvester: section.optional(),
   nutanix: section.optional(),

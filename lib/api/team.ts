@@ -6,30 +6,73 @@ export const ROLES = ["viewer", "operator", "admin"] as const;
 /** A team role. */
 export type Role = (typeof ROLES)[number];
 
-const Quantity = z.union([z.string(), z.number()]);
+/**
+ * What a Team may hold (issue #46): the CRD's `maxItems` and `maxLength`, mirrored here so that admission and the
+ * hooks refuse what the API server would (`tests/crd_bounds_test.ts` holds the two together). Chosen from real
+ * needs, so that a Team at every bound still syncs in a few milliseconds (`bench/team_bounds_bench.ts`):
+ * direct users for a large team (bigger organisations grant through groups), a group per identity-provider group
+ * a team maps, environments for every stage in several regions, and in each the few subjects it raises.
+ */
+export const TEAM_BOUNDS = {
+  /** `spec.access.users`. */
+  users: 64,
+  /** `spec.access.groups`. */
+  groups: 16,
+  /** `spec.environments`. */
+  environments: 8,
+  /** `spec.environments[].access.users`: the few an environment raises above their team role. */
+  environmentUsers: 8,
+  /** `spec.environments[].access.groups`. */
+  environmentGroups: 4,
+  /** User and group names: an email (at most 254 characters) or an OIDC `sub` (at most 255). */
+  subjectName: 256,
+  /** `allowedKubernetesVersions`. */
+  kubernetesVersions: 64,
+  /** `allowedProviders`. */
+  providers: 32,
+  /** `allowedAddons`, `deniedAddons` and `defaultAddons`. */
+  addons: 128,
+  /** `namespaceQuota.resourceQuotas` and `namespaceQuota.limitRanges`. */
+  namespaceQuotas: 16,
+} as const;
+
+const Quantity = z.union([z.string().max(64), z.number()]);
 const Count = z.number().int().min(0);
 
+const Subject = z.string().min(1).max(TEAM_BOUNDS.subjectName);
+const Name = z.string().max(253);
+
+/** A `TeamAccess` whose lists hold at most `users` and `groups` entries. */
+function accessSchema(users: number, groups: number) {
+  return z.looseObject({
+    users: z.array(z.looseObject({ name: Subject, role: z.enum(ROLES).optional() })).max(users).optional(),
+    groups: z.array(z.looseObject({
+      name: Subject,
+      role: z.enum(ROLES).optional(),
+      identityProvider: z.string().max(253).optional(),
+    })).max(groups).optional(),
+  });
+}
+
 /** `TeamAccess`: users and groups, each with a role (default viewer). */
-export const TeamAccess = z.looseObject({
-  users: z.array(z.looseObject({ name: z.string().min(1).max(1024), role: z.enum(ROLES).optional() }))
-    .optional(),
-  groups: z.array(z.looseObject({
-    name: z.string().min(1).max(1024),
-    role: z.enum(ROLES).optional(),
-    identityProvider: z.string().max(253).optional(),
-  })).optional(),
-});
+export const TeamAccess = accessSchema(TEAM_BOUNDS.users, TEAM_BOUNDS.groups);
 /** Team access. */
 export type TeamAccess = z.infer<typeof TeamAccess>;
 
+/** An environment's `access`: the team members it raises. */
+export const EnvironmentAccess = accessSchema(TEAM_BOUNDS.environmentUsers, TEAM_BOUNDS.environmentGroups);
+
+/** A Kubernetes version as the CRD bounds it (the patterns are checked where the value is used). */
+const Version = z.string().max(32);
+
 /** `ClusterDefaults`. */
 export const ClusterDefaultsSchema = z.looseObject({
-  kubernetesVersion: z.string().optional(),
+  kubernetesVersion: Version.optional(),
   workerCount: z.number().int().min(1).optional(),
   workerCPU: Quantity.optional(),
   workerMemoryGi: z.number().int().min(1).optional(),
   workerDiskGi: z.number().int().min(1).optional(),
-  defaultAddons: z.array(z.string()).optional(),
+  defaultAddons: z.array(Name).max(TEAM_BOUNDS.addons).optional(),
 });
 
 /** `TeamResourceLimits`. */
@@ -43,10 +86,10 @@ export const ResourceLimits = z.looseObject({
   defaultNodeCount: z.number().int().min(1).optional(),
   defaultCPUPerNode: Quantity.optional(),
   defaultMemoryPerNode: Quantity.optional(),
-  allowedKubernetesVersions: z.array(z.string()).optional(),
-  allowedProviders: z.array(z.string()).optional(),
-  allowedAddons: z.array(z.string()).optional(),
-  deniedAddons: z.array(z.string()).optional(),
+  allowedKubernetesVersions: z.array(Version).max(TEAM_BOUNDS.kubernetesVersions).optional(),
+  allowedProviders: z.array(Name).max(TEAM_BOUNDS.providers).optional(),
+  allowedAddons: z.array(Name).max(TEAM_BOUNDS.addons).optional(),
+  deniedAddons: z.array(Name).max(TEAM_BOUNDS.addons).optional(),
 });
 /** Team resource limits. */
 export type ResourceLimits = z.infer<typeof ResourceLimits>;
@@ -57,9 +100,9 @@ export const ENVIRONMENT_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 /** `EnvironmentSpec`. */
 export const EnvironmentSpec = z.looseObject({
   name: z.string().min(1).max(63).regex(ENVIRONMENT_NAME),
-  description: z.string().optional(),
+  description: z.string().max(4096).optional(),
   limits: z.looseObject({ maxClusters: Count.optional(), maxClustersPerMember: Count.optional() }).optional(),
-  access: TeamAccess.optional(),
+  access: EnvironmentAccess.optional(),
   clusterDefaults: ClusterDefaultsSchema.optional(),
 });
 /** An environment. */
@@ -70,20 +113,20 @@ const ObjectName = z.string().min(1).max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9]
 /** Capsule-style quotas placed in the team namespace: named ResourceQuota and LimitRange specs. */
 export const NamespaceQuota = z.looseObject({
   resourceQuotas: z.array(z.looseObject({ name: ObjectName, spec: z.record(z.string(), z.unknown()) }))
-    .optional(),
+    .max(TEAM_BOUNDS.namespaceQuotas).optional(),
   limitRanges: z.array(z.looseObject({ name: ObjectName, spec: z.record(z.string(), z.unknown()) }))
-    .optional(),
+    .max(TEAM_BOUNDS.namespaceQuotas).optional(),
 });
 
 /** `Team.spec`. */
 export const TeamSpec = z.looseObject({
-  displayName: z.string().optional(),
-  description: z.string().optional(),
+  displayName: z.string().max(256).optional(),
+  description: z.string().max(4096).optional(),
   access: TeamAccess,
   resourceLimits: ResourceLimits.optional(),
-  providerConfigRef: z.looseObject({ name: z.string().min(1) }).optional(),
+  providerConfigRef: z.looseObject({ name: z.string().min(1).max(253) }).optional(),
   clusterDefaults: ClusterDefaultsSchema.optional(),
-  environments: z.array(EnvironmentSpec).optional(),
+  environments: z.array(EnvironmentSpec).max(TEAM_BOUNDS.environments).optional(),
   namespaceQuota: NamespaceQuota.optional(),
 });
 /** A Team's spec. */

@@ -4,14 +4,25 @@ import { SYSTEM_NAMESPACE } from "../butler/mod.ts";
 import { NetworkPoolSpec } from "./networkpool.ts";
 import { NetworkConfig, ProviderScope } from "./providerconfig.ts";
 
-const Quantity = z.union([z.string(), z.number()]);
+const Quantity = z.union([z.string().max(64), z.number()]);
+
+/**
+ * What a TenantCluster may hold (issue #46): the CRD's `maxItems` and `maxLength`, mirrored (`tests/crd_bounds_test.ts`).
+ * An addon is a name, a version and its values; a cluster with more than a few dozen is a platform, not a cluster.
+ */
+export const TENANT_CLUSTER_BOUNDS = {
+  /** `spec.addons`. */
+  addons: 64,
+} as const;
 
 /** `TenantCluster.spec` as the hook reads it. */
 export const TenantClusterSpec = z.looseObject({
-  teamRef: z.looseObject({ name: z.string().min(1) }).optional(),
-  providerConfigRef: z.looseObject({ name: z.string().min(1), namespace: z.string().min(1).optional() })
-    .optional(),
-  kubernetesVersion: z.string().regex(new RegExp(VERSION_PATTERN), "must look like v1.31.0 or 1.31.0")
+  teamRef: z.looseObject({ name: z.string().min(1).max(253) }).optional(),
+  providerConfigRef: z.looseObject({
+    name: z.string().min(1).max(253),
+    namespace: z.string().min(1).max(63).optional(),
+  }).optional(),
+  kubernetesVersion: z.string().max(32).regex(new RegExp(VERSION_PATTERN), "must look like v1.31.0 or 1.31.0")
     .optional(),
   workers: z.looseObject({
     replicas: z.number().int().min(1).optional(),
@@ -26,7 +37,10 @@ export const TenantClusterSpec = z.looseObject({
     lbPoolSize: z.number().int().min(1).optional(),
     nodeIPs: z.number().int().min(1).optional(),
   }).optional(),
-  addons: z.array(z.looseObject({ name: z.string().min(1) })).optional(),
+  addons: z.array(
+    z.looseObject({ name: z.string().min(1).max(253), version: z.string().max(128).optional() }),
+  )
+    .max(TENANT_CLUSTER_BOUNDS.addons).optional(),
 });
 /** A TenantCluster's spec. */
 export type TenantClusterSpec = z.infer<typeof TenantClusterSpec>;

@@ -44,8 +44,14 @@ export const PreviousConditions = z.array(z.unknown()).catch([]).transform((item
 export type PreviousConditions = z.infer<typeof PreviousConditions>;
 
 /**
+ * The longest condition message written (characters). Messages name what a team wrote (clusters, environments,
+ * members, fields that do not parse); past this they are cut, so no spec can make a status grow without bound.
+ */
+export const MESSAGE_MAX = 4096;
+
+/**
  * Builds the conditions to write, in the order given: each keeps its previous `lastTransitionTime` when its
- * status is unchanged, and takes `now` when it flips or is new.
+ * status is unchanged, and takes `now` when it flips or is new. Messages are cut at {@linkcode MESSAGE_MAX}.
  *
  * @example
  * ```ts
@@ -67,7 +73,7 @@ export function conditions(
       type: c.type,
       status: c.status,
       reason: c.reason,
-      message: c.message,
+      message: truncate(c.message, MESSAGE_MAX),
       lastTransitionTime,
       ...(observedGeneration === undefined ? {} : { observedGeneration }),
     };
@@ -83,4 +89,17 @@ export function truncate(message: string, max: number): string {
 export function listNames(names: readonly string[], max = 10): string {
   const shown = names.slice(0, max).join(", ");
   return names.length > max ? `${shown} and ${names.length - max} more` : shown;
+}
+
+/**
+ * Lists problems for a message, `; `-separated: at most `max`, then "and N more".
+ *
+ * @example
+ * ```ts
+ * listProblems(["a: bad", "b: bad", "c: bad"], 2); // "a: bad; b: bad; and 1 more"
+ * ```
+ */
+export function listProblems(problems: readonly string[], max = 10): string {
+  const shown = problems.slice(0, max).join("; ");
+  return problems.length > max ? `${shown}; and ${problems.length - max} more` : shown;
 }

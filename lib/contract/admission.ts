@@ -107,8 +107,21 @@ export function deletionInUse(message: string): AdmissionDecision {
 }
 
 /**
+ * The most causes a refusal carries, and the longest message (characters): a review the API server did not send
+ * can name thousands of fields, and what is refused is counted, not copied, past these.
+ */
+export const REFUSAL_BOUNDS = { causes: 16, message: 4096 } as const;
+
+/** Cuts a refusal message to {@linkcode REFUSAL_BOUNDS}, marking the cut. */
+function boundedMessage(message: string): string {
+  const max = REFUSAL_BOUNDS.message;
+  return message.length <= max ? message : `${message.slice(0, max - 3)}...`;
+}
+
+/**
  * Builds the AdmissionReview response for a decision, echoing the request uid. A denial is still an HTTP 200
- * with `allowed: false`; a patch is base64 JSONPatch.
+ * with `allowed: false`; a patch is base64 JSONPatch. A refusal keeps at most {@linkcode REFUSAL_BOUNDS}.causes
+ * causes and a message cut at {@linkcode REFUSAL_BOUNDS}.message characters.
  *
  * @example
  * ```ts
@@ -128,9 +141,11 @@ export function admissionResponse(uid: string, decision: AdmissionDecision): Adm
         allowed: false,
         status: {
           code: decision.code ?? 403,
-          message: decision.message,
+          message: boundedMessage(decision.message),
           reason: decision.reason ?? "Forbidden",
-          ...(decision.causes?.length ? { details: { causes: decision.causes.map((c) => ({ ...c })) } } : {}),
+          ...(decision.causes?.length
+            ? { details: { causes: decision.causes.slice(0, REFUSAL_BOUNDS.causes).map((c) => ({ ...c })) } }
+            : {}),
         },
         ...warnings,
       },

@@ -2,20 +2,56 @@ import { z } from "zod";
 import { ControllerObject, KubeObject, objectKey } from "./object.ts";
 import { groupKey, ObjectMap, RelatedMap } from "./object_map.ts";
 
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+const nonEmpty = (v: unknown) => typeof v === "string" && v.length > 0;
+
+/** What the API server would refuse of an object a hook returns, as `[path, message]` (none: it is sound). */
+function objectProblems(o: unknown): [PropertyKey[], string][] {
+  if (!isRecord(o)) return [[[], "expected an object"]];
+  const problems: [PropertyKey[], string][] = [];
+  if (!nonEmpty(o.apiVersion)) problems.push([["apiVersion"], "expected a non-empty string"]);
+  if (!nonEmpty(o.kind)) problems.push([["kind"], "expected a non-empty string"]);
+  const m = o.metadata;
+  if (!isRecord(m)) return [...problems, [["metadata"], "expected an object"]];
+  if (!nonEmpty(m.name)) problems.push([["metadata", "name"], "expected a non-empty string"]);
+  if (m.namespace !== undefined && typeof m.namespace !== "string") {
+    problems.push([["metadata", "namespace"], "expected a string"]);
+  }
+  for (const field of ["labels", "annotations"] as const) {
+    const map = m[field];
+    if (map === undefined || map === null) continue;
+    if (!isRecord(map)) problems.push([["metadata", field], "expected an object"]);
+    else {
+      for (const k in map) {
+        if (typeof map[k] !== "string") problems.push([["metadata", field, k], "expected a string"]);
+      }
+    }
+  }
+  if (o.status !== undefined && o.status !== null && !isRecord(o.status)) {
+    problems.push([["status"], "expected an object"]);
+  }
+  return problems;
+}
+
 /**
- * Objects a hook returns, each named once: Metacontroller files them in a map by group and name, so a second
- * object of the same name silently replaces the first (whichever comes last wins).
+ * Objects a hook returns, each a sound object ({@linkcode KubeObject}'s shape) named once: Metacontroller files
+ * them in a map by group and name, so a second object of the same name silently replaces the first (whichever
+ * comes last wins). Checked in place, not copied: a Team at its bounds returns hundreds of children.
  */
-const UniqueObjects = z.array(KubeObject).superRefine((objects, ctx) => {
+const UniqueObjects = z.array(z.unknown()).superRefine((objects, ctx) => {
   const seen = new Set<string>();
   objects.forEach((o, i) => {
-    const key = `${groupKey(o)} ${objectKey(o)}`;
+    const problems = objectProblems(o);
+    for (const [path, message] of problems) ctx.addIssue({ code: "custom", path: [i, ...path], message });
+    if (problems.length) return;
+    const key = `${groupKey(o as KubeObject)} ${objectKey(o as KubeObject)}`;
     if (seen.has(key)) {
       ctx.addIssue({ code: "custom", path: [i], message: `${key} is returned more than once` });
     }
     seen.add(key);
   });
-});
+}) as unknown as z.ZodType<KubeObject[]>;
 
 /** Status as a hook returns it: a JSON object, or `null`. */
 const Status = z.record(z.string(), z.unknown()).nullable();

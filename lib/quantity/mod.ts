@@ -165,14 +165,19 @@ export function formatQuantity(q: Quantity): string {
   if (n === 0n) return "0";
   if (q.binary && n % NANO === 0n) {
     const units = n / NANO;
-    for (const [suffix, size] of Object.entries(BINARY).reverse()) {
+    for (const [suffix, size] of BINARY_LARGEST_FIRST) {
       if (units % size === 0n) return `${sign}${units / size}${suffix}`;
     }
     return `${sign}${units}`;
   }
-  for (const [suffix, e] of Object.entries(DECIMAL).sort((a, b) => b[1] - a[1])) {
-    const size = pow10(e + 9);
+  for (const [suffix, size] of DECIMAL_LARGEST_FIRST) {
     if (n % size === 0n) return `${sign}${n / size}${suffix}`;
   }
   return `${sign}${n}n`;
 }
+
+// Computed once: formatting runs for every figure of every status (a Team's usage formats dozens per sync).
+const BINARY_LARGEST_FIRST = Object.entries(BINARY).reverse();
+const DECIMAL_LARGEST_FIRST = Object.entries(DECIMAL).sort((a, b) => b[1] - a[1]).map(([suffix, e]) =>
+  [suffix, pow10(e + 9)] as const
+);

@@ -140,9 +140,15 @@ Deno.test("RoleBindings never grant more than the spec gives; names are unique",
       }[];
       for (const env of s.environments ?? []) {
         const role = environmentRoleName(env.name);
-        const elevated: SubjectAccess[] = access.subjects.filter((x: SubjectAccess) =>
-          x.teamRole === "viewer" && x.environments[env.name] !== "viewer"
-        );
+        // From the spec, not from effectiveAccess: a team viewer named in this environment's access with a
+        // higher role.
+        const elevated: SubjectAccess[] = access.subjects.filter((x: SubjectAccess) => {
+          const sameName = (n: string) =>
+            x.kind === "User" ? n.toLowerCase() === x.name.toLowerCase() : n === x.name;
+          const entries = x.kind === "User" ? env.access?.users ?? [] : env.access?.groups ?? [];
+          return x.teamRole === "viewer" &&
+            entries.some((e) => sameName(e.name) && (e.role ?? "viewer") !== "viewer");
+        });
         const bound = bindings.filter((b) => b.roleRef.name === role).flatMap((b) => b.subjects);
         const expected: string[] = elevated.flatMap((x: SubjectAccess) =>
           x.kind === "User"
