@@ -10,10 +10,11 @@ import { HOOK_ROUTES } from "./hooks/mod.ts";
 import { clearLibraryVariables, loadConfig, readEnv, SERVICE_VARIABLES } from "./lib/config/mod.ts";
 import {
   createApp,
+  createHeapBudget,
   createInflightTracker,
   createWorkerPool,
   serveTls,
-  type WorkerLike,
+  spawnIsolate,
 } from "./lib/http/mod.ts";
 import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import {
@@ -52,8 +53,7 @@ const pool = config.workers > 0
     queueLimit: config.queueLimit,
     deadlineMs: config.deadlineSeconds * 1000,
     init,
-    spawn: () =>
-      new Worker(new URL("./worker.ts", import.meta.url), { type: "module" }) as unknown as WorkerLike,
+    spawn: () => spawnIsolate(new URL("./worker.ts", import.meta.url)),
     onCrash: (message) =>
       console.error(
         JSON.stringify({ time: new Date().toISOString(), level: "error", msg: "hook worker died", message }),
@@ -105,6 +105,11 @@ const service = createApp({
   ...init,
   routes: HOOK_ROUTES,
   log,
+  webhookBodyLimitBytes: config.admission.bodyLimitBytes,
+  webhookConcurrency: config.admission.concurrency,
+  webhookQueueBytes: config.admission.queueBytes,
+  // Every body this thread parses (admission reviews; hooks too when HOOK_WORKERS is 0) is charged first.
+  heapBudget: createHeapBudget(),
   ...(pool ? { offload: pool, queueBytes: config.queueBytes } : {}),
   ...(kube ? { kube } : {}),
   ...(cache ? { cacheStats: () => cache!.stats() } : {}),

@@ -16,6 +16,7 @@ Deno.test("configuration from the environment", async (t) => {
       queueLimit: 4,
       queueBytes: 48 * 1024 * 1024,
       deadlineSeconds: 15,
+      admission: { bodyLimitBytes: 7 * 1024 * 1024, concurrency: 64, queueBytes: 32 * 1024 * 1024 },
       hook: { oidcGroupsPrefix: "", idpGroupPrefixes: {} },
     });
   });
@@ -38,6 +39,8 @@ Deno.test("configuration from the environment", async (t) => {
     [{ PORT: "http" }, 'PORT must be an integer from 0 to 65535, got "http"'],
     [{ PORT: "70000" }, 'PORT must be an integer from 0 to 65535, got "70000"'],
     [{ BODY_LIMIT_BYTES: "-1" }, "BODY_LIMIT_BYTES must be an integer from 1024 to 1073741824"],
+    [{ WEBHOOK_CONCURRENCY: "0" }, 'WEBHOOK_CONCURRENCY must be an integer from 1 to 4096, got "0"'],
+    [{ WEBHOOK_BODY_LIMIT_BYTES: "1" }, "WEBHOOK_BODY_LIMIT_BYTES must be an integer from 1024 to 67108864"],
     [{ CLOCK_OVERRIDE: "yes" }, 'CLOCK_OVERRIDE must be "true" or "false"'],
     [{ IDP_GROUP_PREFIXES: "google:" }, 'IDP_GROUP_PREFIXES entries must be name=prefix, got "google:"'],
     [{ IDP_GROUP_PREFIXES: "a=x:,A=y:" }, 'IDP_GROUP_PREFIXES names "a" twice'],

@@ -61,6 +61,9 @@ const EnvSchema = z.object({
   WEBHOOK_TLS_CERT_FILE: z.string().optional(),
   WEBHOOK_TLS_KEY_FILE: z.string().optional(),
   WEBHOOK_CLIENT_CA_FILE: z.string().optional(),
+  WEBHOOK_BODY_LIMIT_BYTES: int("WEBHOOK_BODY_LIMIT_BYTES", 1024, 64 * 1024 * 1024, 7 * 1024 * 1024),
+  WEBHOOK_CONCURRENCY: int("WEBHOOK_CONCURRENCY", 1, 4096, 64),
+  WEBHOOK_QUEUE_BYTES: int("WEBHOOK_QUEUE_BYTES", 1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
   WEBHOOK_CLIENT_NAMES: z.string().optional().transform((v) =>
     v === undefined ? undefined : v.split(",").map((n) => n.trim()).filter(Boolean)
   ),
@@ -164,6 +167,15 @@ export interface Config {
      */
     readonly client?: { readonly caFile: string; readonly names: readonly string[] };
   };
+  /**
+   * Admission reviews: the largest body (the API server sends at most about twice its 3 MiB request limit), how
+   * many may be in at once, and how many bytes of their bodies; past either, 429 before the body is read.
+   */
+  readonly admission: {
+    readonly bodyLimitBytes: number;
+    readonly concurrency: number;
+    readonly queueBytes: number;
+  };
   /** What reaches hook logic. */
   readonly hook: HookConfig;
 }
@@ -220,6 +232,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
           },
         }
         : {}),
+      admission: {
+        bodyLimitBytes: e.WEBHOOK_BODY_LIMIT_BYTES,
+        concurrency: e.WEBHOOK_CONCURRENCY,
+        queueBytes: e.WEBHOOK_QUEUE_BYTES,
+      },
       hook: {
         oidcGroupsPrefix: e.OIDC_GROUPS_PREFIX,
         idpGroupPrefixes: e.IDP_GROUP_PREFIXES,

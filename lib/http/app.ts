@@ -1,19 +1,16 @@
 import type { KubeCacheStats, KubeClient } from "../kube/mod.ts";
-import { type Context, Hono, type MiddlewareHandler } from "hono";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { HookConfig } from "../hook_context/mod.ts";
-import { jsonError } from "./errors.ts";
-import { capped } from "./bind.ts";
+import { capped, jsonError } from "./errors.ts";
 import type { AppEnv, Runtime } from "./env.ts";
 import client from "prom-client";
 import { createHttpMetrics, type HttpMetrics } from "./metrics.ts";
 import { createDomainMetrics, type DomainMetrics } from "./domain_metrics.ts";
 import type { Offload } from "./pool.ts";
+import { offloadDoor, webhookDoor } from "./doors.ts";
+import type { HeapBudget } from "./heap_budget.ts";
 import type { Signal } from "../signals/mod.ts";
-
-/** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
-const NOW_HEADER_LOWER = "x-butler-now";
 
 /** A structured log record; the service prints one JSON line per record. */
 export type LogRecord = Record<string, unknown>;
@@ -23,7 +20,23 @@ export type RouteRegistrar = (app: Hono<AppEnv>) => void;
 
 /** Everything the app needs, injected so that building it does no I/O. */
 export interface AppOptions {
+  /** Largest hook request body (`/hooks/*`). */
   readonly bodyLimitBytes: number;
+  /**
+   * Largest admission review body (`/webhooks/*`): the API server sends at most about twice its 3 MiB request
+   * limit (object and old object). The hooks' limit when unset.
+   */
+  readonly webhookBodyLimitBytes?: number;
+  /**
+   * Admission reviews in at once (read, decided or writing), and the bytes of their bodies; past either, 429 before
+   * the body is read. Unbounded when unset.
+   */
+  readonly webhookConcurrency?: number;
+  readonly webhookQueueBytes?: number;
+  /** What a body may cost this isolate's heap before it is parsed (admission, and hooks run here); none: unbounded. */
+  readonly heapBudget?: HeapBudget;
+  /** A hook worker's view of the poisoned parents (see `Runtime.poison`). */
+  readonly poison?: Runtime["poison"];
   readonly clockOverride: boolean;
   readonly hookConfig: HookConfig;
   readonly routes: readonly RouteRegistrar[];
@@ -102,6 +115,11 @@ const POOL_GAUGES: readonly [string, string, (s: ReturnType<Offload["stats"]>) =
     "Hook workers that could not be replaced (the service reports itself unhealthy).",
     (s) => s.unavailable ?? 0,
   ],
+  [
+    "butler_hook_parents_poisoned",
+    "Parents whose hook kept failing (out of memory, deadline, internal error), answered with their children kept and Ready False (HookStopped) instead of running it.",
+    (s) => s.poisoned ?? 0,
+  ],
 ];
 
 /** The worker pool's deadline, load and health, read from the pool when scraped. */
@@ -175,6 +193,8 @@ export function createApp(options: AppOptions): HookService {
     clockOverride: options.clockOverride,
     hookConfig: options.hookConfig,
     kube: options.kube,
+    heapBudget: options.heapBudget,
+    poison: options.poison,
   };
   let shuttingDown = false;
   const lifecycle: Lifecycle = {
@@ -192,14 +212,31 @@ export function createApp(options: AppOptions): HookService {
   if (options.separateWebhookListener || options.webhookClientNames) {
     app.use("/webhooks/*", webhookClientAuth(options));
   }
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: options.bodyLimitBytes,
-      onError: (c) => jsonError(c, 413, `request body exceeds the limit of ${options.bodyLimitBytes} bytes`),
-    }),
-  );
-  const door = options.offload ? offloadDoor(options, options.offload, runtime, known) : undefined;
+  const webhookLimit = options.webhookBodyLimitBytes ?? options.bodyLimitBytes;
+  app.use("/hooks/*", limitBody(options.bodyLimitBytes));
+  app.use("/webhooks/*", limitBody(webhookLimit));
+  if (options.webhookConcurrency !== undefined || options.webhookQueueBytes !== undefined) {
+    app.use(
+      "/webhooks/*",
+      webhookDoor({
+        known,
+        concurrency: options.webhookConcurrency ?? Infinity,
+        queueBytes: options.webhookQueueBytes ?? Infinity,
+        bodyLimitBytes: webhookLimit,
+        retryAfterSeconds: options.retryAfterSeconds,
+      }),
+    );
+  }
+  const door = options.offload
+    ? offloadDoor({
+      offload: options.offload,
+      runtime,
+      known,
+      bodyLimitBytes: options.bodyLimitBytes,
+      queueBytes: options.queueBytes,
+      retryAfterSeconds: options.retryAfterSeconds,
+    })
+    : undefined;
   if (door) app.use("/hooks/*", door.middleware);
   probes(app, lifecycle, metrics, options.offload, door);
 
@@ -219,6 +256,14 @@ export function createApp(options: AppOptions): HookService {
 }
 
 type Middleware = MiddlewareHandler<AppEnv>;
+
+/** Bodies past `limit` bytes are answered 413. */
+function limitBody(limit: number): Middleware {
+  return bodyLimit({
+    maxSize: limit,
+    onError: (c) => jsonError(c, 413, `request body exceeds the limit of ${limit} bytes`),
+  });
+}
 
 /**
  * Every request: the runtime set for the handlers, then, once answered, its metrics, what its answer signals
@@ -294,51 +339,6 @@ function webhookClientAuth(options: AppOptions): Middleware {
   };
 }
 
-/**
- * The door to the hook workers. Hook requests let in are counted from the door (reading their body, queued or
- * running), so a burst is refused before its bodies are read: a full pool must not buffer megabytes it will not
- * run. `full()` says whether the door is shut (readiness).
- */
-function offloadDoor(options: AppOptions, offload: Offload, runtime: Runtime, known: ReadonlySet<string>) {
-  let admitted = 0;
-  let admittedBytes = 0;
-  const queueBytes = options.queueBytes ?? Infinity;
-  const capacity = () => offload.stats().workers + offload.stats().queueLimit;
-  const retryAfter = String(options.retryAfterSeconds ?? 2);
-  const busy = (c: Context<AppEnv>) => {
-    const s = offload.stats();
-    c.header("Retry-After", retryAfter);
-    return jsonError(c, 429, `busy: ${s.busy} hook requests running and ${s.queued} queued; retry later`);
-  };
-  const middleware: Middleware = async (c, next) => {
-    if (c.req.method !== "POST" || !known.has(`POST ${c.req.path}`)) return next();
-    if (admitted >= capacity()) return busy(c);
-    const size = declaredSize(c.req.header("content-length"), options.bodyLimitBytes);
-    if (admitted > 0 && admittedBytes + size > queueBytes) return busy(c);
-    admitted++;
-    admittedBytes += size;
-    try {
-      const headers: Record<string, string> = {};
-      for (const name of ["content-type", NOW_HEADER_LOWER]) {
-        const v = c.req.header(name);
-        if (v !== undefined) headers[name] = v;
-      }
-      const body = await c.req.arrayBuffer();
-      const now = runtime.clock().toISOString();
-      const reply = await offload.submit({ route: c.req.path, body, headers, now });
-      if (reply === "busy") return busy(c);
-      if (reply.subject) c.set("subject", reply.subject);
-      if (reply.failure) c.set("failure", reply.failure);
-      if (reply.signals?.length) c.set("signals", reply.signals);
-      return c.body(reply.body, reply.status as ContentfulStatusCode, { "content-type": "application/json" });
-    } finally {
-      admitted--;
-      admittedBytes -= size;
-    }
-  };
-  return { middleware, full: () => admitted >= capacity() };
-}
-
 /** `/healthz` (a worker that could not be replaced), `/readyz` (shutting down, or the door shut) and `/metrics`. */
 function probes(
   app: Hono<AppEnv>,
@@ -366,10 +366,4 @@ function probes(
     const body = await metrics.registry.metrics();
     return c.body(body, 200, { "content-type": metrics.registry.contentType });
   });
-}
-
-/** The bytes a request's body will take, by its `content-length`; the body limit when it does not say. */
-function declaredSize(header: string | undefined, limit: number): number {
-  const n = header === undefined ? NaN : Number(header);
-  return Number.isSafeInteger(n) && n >= 0 ? Math.min(n, limit) : limit;
 }

@@ -15,7 +15,9 @@ import type { HookContext } from "../hook_context/mod.ts";
 import { KubeApiError, type KubeClient } from "../kube/mod.ts";
 import { parseTime } from "../time/mod.ts";
 import type { Signal } from "../signals/mod.ts";
-import { jsonError } from "./errors.ts";
+import { capped, jsonError } from "./errors.ts";
+import { readRequest } from "./read_request.ts";
+import { poisonedComposite, poisonedDecorator, poisonKey, type PoisonNote } from "./poison.ts";
 import {
   DECISION_BUDGET_MS,
   isStaged,
@@ -32,29 +34,6 @@ import type { AppEnv, Subject } from "./env.ts";
 /** The header that replaces the clock for one request when the service runs with `CLOCK_OVERRIDE=true`. */
 export const NOW_HEADER = "X-Butler-Now";
 
-function isJsonContentType(value: string | undefined): boolean {
-  if (!value) return false;
-  const mediaType = value.split(";")[0]!.trim().toLowerCase();
-  return mediaType === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
-}
-
-/** Longest kind, namespace and name a log line carries (Kubernetes allows at most 253 for a name). */
-const LOG_FIELD_MAX = 253;
-
-/**
- * Caps a logged value: a hostile name must not make a log line megabytes long.
- *
- * @example
- * ```ts
- * capped("x".repeat(300)).length; // 253 + "…(+47)"
- * ```
- */
-export function capped(value: string): string {
-  return value.length <= LOG_FIELD_MAX
-    ? value
-    : `${value.slice(0, LOG_FIELD_MAX)}…(+${value.length - LOG_FIELD_MAX})`;
-}
-
 function subjectOf(obj: KubeObject): Subject {
   const ns = obj.metadata.namespace;
   return {
@@ -62,17 +41,6 @@ function subjectOf(obj: KubeObject): Subject {
     namespace: ns === undefined ? ns : capped(ns),
     name: capped(obj.metadata.name),
   };
-}
-
-/**
- * A JSON parse error without the request's bytes: V8's message quotes the text around the error, which can be a
- * Secret's value, and Metacontroller copies error bodies into its logs and Events. Only the offset is kept.
- */
-function parseFailure(err: unknown, length: number): string {
-  const at = /position (\d+)/.exec(String((err as Error)?.message))?.[1];
-  return at === undefined
-    ? `malformed JSON: the body (${length} characters) is not a JSON document`
-    : `malformed JSON at character ${at} of ${length}`;
 }
 
 /** A generic binding: a request schema, a response schema, a pure function between them. */
@@ -113,6 +81,14 @@ export interface Binding<Req extends z.ZodType, Res extends z.ZodType> {
    * is given (a cache may lag behind a limit just raised or a cluster just deleted).
    */
   readonly refuses?: (response: z.input<Res>) => boolean;
+  /**
+   * The object a hook call is about (its identity and generation), and what to answer while it is poisoned (its
+   * hook kept failing: {@linkcode PoisonRegistry}) instead of running the hook. Hooks only.
+   */
+  readonly poisoning?: {
+    readonly object: (request: z.output<Req>) => KubeObject;
+    readonly answer: (request: z.output<Req>, hook: string, note: PoisonNote, now: Date) => z.input<Res>;
+  };
 }
 
 const NO_API = "admission needs the Kubernetes API, and none is configured";
@@ -148,64 +124,63 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
   return async (c: Context<AppEnv>) => {
     const read = await readRequest(c, binding.request);
     if (read instanceof Response) return read;
-    const request = read.request as z.output<Req>;
-    const subject = binding.subject(request);
-    if (subject) c.set("subject", subject);
-    const runtime = c.get("runtime");
-    const now = clockOf(c);
-    if (now instanceof Response) return now;
-
-    const context = { now, config: runtime.hookConfig };
-    const plan = (reads: Reads) => binding.plan?.(request, reads, context) ?? {};
-    const kube = runtime.kube;
-    if (Object.keys(plan({})).length && !kube) {
-      return jsonError(c, 503, NO_API);
+    try {
+      return await handle(binding, c, read.request as z.output<Req>, groupOf);
+    } finally {
+      read.release();
     }
-    const key = kube && binding.group?.key(request);
-    const outcome = key !== undefined && kube
-      ? await groupOf(kube)(key, { request, plan, context, started: performance.now() })
-      : await decideAlone(binding, request, plan, context, kube, performance.now());
-    if ("error" in outcome) {
-      const err = outcome.error;
-      if (err instanceof UndeliveredGroupsError) return jsonError(c, 400, err.message, err.problems);
-      if (err instanceof NoApi) return jsonError(c, 503, NO_API);
-      if (!(err instanceof KubeApiError)) throw err;
-      // A read or write that fails is an error, not a denial: the API server then applies the failurePolicy.
-      c.set("failure", err.message);
-      return jsonError(c, 503, `cannot reach the API (${err.status} ${err.reason}); try again`);
-    }
-    return answer(binding, c, request, outcome.response, context);
   };
 }
 
-/**
- * The request body as the schema reads it, or the answer to a body that is not one: 415 for another content type,
- * 400 for JSON that does not parse (its offset only) or an envelope that fails the schema (every field path).
- */
-async function readRequest(c: Context<AppEnv>, schema: z.ZodType): Promise<{ request: unknown } | Response> {
-  if (!isJsonContentType(c.req.header("content-type"))) {
-    return jsonError(
-      c,
-      415,
-      `unsupported content type ${
-        JSON.stringify(capped(c.req.header("content-type") ?? ""))
-      }: expected application/json`,
-    );
+/** A request read and checked: the decision it asks for (reads, writes, a group), and the answer. */
+async function handle<Req extends z.ZodType, Res extends z.ZodType>(
+  binding: Binding<Req, Res>,
+  c: Context<AppEnv>,
+  request: z.output<Req>,
+  groupOf: (kube: KubeClient) => ReturnType<typeof createGroupCommit<z.output<Req>, z.input<Res>>>,
+): Promise<Response> {
+  const subject = binding.subject(request);
+  if (subject) c.set("subject", subject);
+  const runtime = c.get("runtime");
+  const now = clockOf(c);
+  if (now instanceof Response) return now;
+
+  const context = { now, config: runtime.hookConfig };
+  if (binding.poisoning && runtime.poison) {
+    const metadata = binding.poisoning.object(request).metadata;
+    const key = poisonKey(c.req.path, metadata);
+    runtime.poison.started(key);
+    const note = runtime.poison.note(key, now);
+    if (note) {
+      c.set("failure", `hook not run: its parent is poisoned (${note.failure}, ${note.count} times)`);
+      return answer(
+        binding,
+        c,
+        request,
+        binding.poisoning.answer(request, hookName(c.req.path), note, now),
+        context,
+      );
+    }
   }
-  const text = await c.req.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (err) {
-    return jsonError(c, 400, parseFailure(err, text.length));
+  const plan = (reads: Reads) => binding.plan?.(request, reads, context) ?? {};
+  const kube = runtime.kube;
+  if (Object.keys(plan({})).length && !kube) {
+    return jsonError(c, 503, NO_API);
   }
-  const parsed = schema.safeParse(body);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message }));
-    const first = problems[0]!;
-    return jsonError(c, 400, `invalid request: ${first.path || "(body)"}: ${first.message}`, problems);
+  const key = kube && binding.group?.key(request);
+  const outcome = key !== undefined && kube
+    ? await groupOf(kube)(key, { request, plan, context, started: performance.now() })
+    : await decideAlone(binding, request, plan, context, kube, performance.now());
+  if ("error" in outcome) {
+    const err = outcome.error;
+    if (err instanceof UndeliveredGroupsError) return jsonError(c, 400, err.message, err.problems);
+    if (err instanceof NoApi) return jsonError(c, 503, NO_API);
+    if (!(err instanceof KubeApiError)) throw err;
+    // A read or write that fails is an error, not a denial: the API server then applies the failurePolicy.
+    c.set("failure", err.message);
+    return jsonError(c, 503, `cannot reach the API (${err.status} ${err.reason}); try again`);
   }
-  return { request: parsed.data };
+  return answer(binding, c, request, outcome.response, context);
 }
 
 /** The clock, read once: the service's, or the {@linkcode NOW_HEADER} where `CLOCK_OVERRIDE` allows it. */
@@ -287,6 +262,11 @@ function answer<Req extends z.ZodType, Res extends z.ZodType>(
   return c.json(checked.data as Record<string, unknown>, 200);
 }
 
+/** `/hooks/team/sync` -> `team sync`. */
+function hookName(path: string): string {
+  return path.split("/").filter(Boolean).slice(1).join(" ");
+}
+
 /** Binds a CompositeController sync or finalize hook, with what its answers signal. */
 export function bindComposite(
   run: (request: CompositeRequest, context: HookContext) => z.input<typeof CompositeResponse>,
@@ -302,6 +282,7 @@ export function bindComposite(
     run,
     subject: (r) => subjectOf(r.parent),
     ...(signals ? { signals } : {}),
+    poisoning: { object: (r) => r.parent, answer: poisonedComposite },
   });
 }
 
@@ -320,6 +301,7 @@ export function bindDecorator(
     run,
     subject: (r) => subjectOf(r.object),
     ...(signals ? { signals } : {}),
+    poisoning: { object: (r) => r.object, answer: poisonedDecorator },
   });
 }
 

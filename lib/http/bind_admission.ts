@@ -14,7 +14,8 @@ import {
 import type { HookContext } from "../hook_context/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 import { isStaged, type KubeWrite, type ReadPlan, type Reads, type Staged, staged } from "./decision.ts";
-import { bind, capped } from "./bind.ts";
+import { bind } from "./bind.ts";
+import { capped } from "./errors.ts";
 import type { AppEnv } from "./env.ts";
 
 /**

@@ -1,6 +1,8 @@
 import type { HookConfig } from "../hook_context/mod.ts";
 import type { KubeClient } from "../kube/mod.ts";
 import type { Signal } from "../signals/mod.ts";
+import type { HeapBudget } from "./heap_budget.ts";
+import type { PoisonNote } from "./poison.ts";
 
 /** The parent a request is about, for the log line (never its body). */
 export interface Subject {
@@ -16,6 +18,16 @@ export interface Runtime {
   readonly hookConfig: HookConfig;
   /** The API reader admission uses; absent where nothing reads the API (workers, most tests). */
   readonly kube?: KubeClient | undefined;
+  /** What a body may cost the heap before it is parsed; unbounded without one. */
+  readonly heapBudget?: HeapBudget | undefined;
+  /**
+   * Where a hook worker says which parent a call is about (so that a call that ends the worker is charged to it)
+   * and learns whether that parent is poisoned ({@linkcode PoisonRegistry}); absent outside workers.
+   */
+  readonly poison?: {
+    started(key: string): void;
+    note(key: string, now: Date): PoisonNote | undefined;
+  } | undefined;
 }
 
 /** The client certificate a TLS connection presented (set by the HTTPS listener when it asks for one). */

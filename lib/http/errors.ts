@@ -18,3 +18,20 @@ export function jsonError(
 ): Response {
   return c.json(problems?.length ? { error, problems } : { error }, status);
 }
+
+/** Longest kind, namespace and name a log line carries (Kubernetes allows at most 253 for a name). */
+const LOG_FIELD_MAX = 253;
+
+/**
+ * Caps a logged value: a hostile name must not make a log line megabytes long.
+ *
+ * @example
+ * ```ts
+ * capped("x".repeat(300)).length; // 253 + "…(+47)"
+ * ```
+ */
+export function capped(value: string): string {
+  return value.length <= LOG_FIELD_MAX
+    ? value
+    : `${value.slice(0, LOG_FIELD_MAX)}…(+${value.length - LOG_FIELD_MAX})`;
+}

@@ -7,6 +7,7 @@
  */
 import type { Subject } from "./env.ts";
 import type { Signal } from "../signals/mod.ts";
+import { type HookFailure, type PoisonNote, PoisonRegistry } from "./poison.ts";
 
 /**
  * A hook request handed to a worker: the route, its body as received, and the headers the app reads. The body's
@@ -23,7 +24,8 @@ export interface OffloadRequest {
 /** A worker's answer: what the app answered, and what the main thread logs. */
 export interface OffloadReply {
   readonly status: number;
-  readonly body: string;
+  /** The answer's bytes as the worker made them (transferred, not copied), or its text. */
+  readonly body: string | Uint8Array;
   readonly subject?: Subject;
   readonly failure?: string;
   /** What the answer signals (metrics, Events), handled on the main thread. */
@@ -45,16 +47,23 @@ export interface Offload {
     queueLimit: number;
     timedOut?: number;
     unavailable?: number;
+    /** Parents answered without running their hook now ({@linkcode PoisonRegistry}). */
+    poisoned?: number;
   };
 }
 
 /** Messages between the pool and a worker. */
 export type ToWorker =
-  | { readonly type: "init"; readonly options: unknown }
-  | { readonly type: "run"; readonly id: number; readonly request: OffloadRequest };
-/** A worker's message: ready after init, or the reply to one run. */
+  | { readonly type: "init"; readonly options: unknown; readonly poisoned?: readonly [string, PoisonNote][] }
+  | { readonly type: "run"; readonly id: number; readonly request: OffloadRequest }
+  | { readonly type: "poison"; readonly key: string; readonly note: PoisonNote };
+/**
+ * A worker's message: ready after init, the key of the parent a run is about once it is read (so that a run
+ * that ends its worker is charged to that parent), or the reply to one run.
+ */
 export type FromWorker =
   | { readonly type: "ready" }
+  | { readonly type: "started"; readonly id: number; readonly key: string }
   | { readonly type: "reply"; readonly id: number; readonly reply: OffloadReply };
 
 /** A worker as the pool uses it (a `Worker`, or a fake in tests). */
@@ -82,12 +91,16 @@ export interface PoolOptions {
    * replaced, and the request answered 503: one slow hook input cannot hold the service.
    */
   readonly deadlineMs?: number;
+  /** Milliseconds since the epoch, for how long a poisoned parent stays so; `Date.now` by default. */
+  readonly clock?: () => number;
 }
 
 interface Task {
   readonly id: number;
   readonly request: OffloadRequest;
   readonly resolve: (reply: OffloadReply) => void;
+  /** The parent's poison key, once the worker has read the request. */
+  key?: string;
 }
 
 interface Slot {
@@ -150,6 +163,7 @@ class WorkerPool {
   readonly #queue: Task[] = [];
   readonly #slots: Slot[] = [];
   readonly #deadlineMs: number;
+  readonly #poison: PoisonRegistry;
   #timedOut = 0;
   #nextId = 0;
   #started = 0;
@@ -159,6 +173,7 @@ class WorkerPool {
   constructor(options: PoolOptions) {
     this.#options = options;
     this.#deadlineMs = options.deadlineMs ?? 0;
+    this.#poison = new PoisonRegistry(options.clock);
     this.ready = new Promise<void>((resolve, reject) => (this.#settle = { resolve, reject }));
     for (let i = 0; i < options.workers; i++) {
       const slot = { ready: false } as Slot;
@@ -187,6 +202,7 @@ class WorkerPool {
       queueLimit: this.#options.queueLimit,
       timedOut: this.#timedOut,
       unavailable: this.#slots.filter((s) => s.broken).length,
+      poisoned: this.#poison.poisoned,
     };
   }
 
@@ -207,7 +223,7 @@ class WorkerPool {
       event.preventDefault();
       this.#onCrash(slot, worker, event.message);
     };
-    worker.postMessage({ type: "init", options: this.#options.init });
+    worker.postMessage({ type: "init", options: this.#options.init, poisoned: this.#poison.active() });
   }
 
   /** A worker's message: ready, or the reply to the request it runs. */
@@ -218,12 +234,36 @@ class WorkerPool {
       if (++this.#started === this.#options.workers) this.#settle.resolve();
       return;
     }
-    if (msg.type !== "reply" || !slot.task || slot.task.id !== msg.id) return;
+    if (!slot.task || slot.task.id !== msg.id) return;
+    if (msg.type === "started") {
+      slot.task.key = msg.key;
+      return;
+    }
+    if (msg.type !== "reply") return;
     const task = slot.task;
     slot.task = undefined;
     clearTimeout(slot.timer);
+    if (task.key !== undefined) {
+      if (msg.reply.status === 500) this.#failed(task, "error")();
+      else this.#poison.succeed(task.key);
+    }
     task.resolve(msg.reply);
     this.#pump();
+  }
+
+  /**
+   * A run that failed its parent, recorded; the workers running (not one starting, which is told in its init) are
+   * told once it poisons the parent.
+   */
+  #failed(task: Task | undefined, failure: HookFailure): () => void {
+    const key = task?.key;
+    const note = key === undefined ? undefined : this.#poison.fail(key, failure);
+    return () => {
+      if (!note) return;
+      for (const s of this.#slots) {
+        if (s.ready && !s.broken) s.worker.postMessage({ type: "poison", key: key!, note });
+      }
+    };
   }
 
   /** A worker that crashed: replaced (its request answered as crashed), unless it never started. */
@@ -239,8 +279,10 @@ class WorkerPool {
     slot.task = undefined;
     clearTimeout(slot.timer);
     worker.terminate();
+    const tell = this.#failed(task, /memory/i.test(message) ? "out-of-memory" : "crashed");
     if (slot.ready) this.#start(slot);
     else slot.broken = true; // a replacement that cannot start would not start the next time either
+    tell();
     task?.resolve(CRASHED);
     this.#pump();
   }
@@ -263,7 +305,9 @@ class WorkerPool {
     slot.task = undefined;
     this.#timedOut++;
     slot.worker.terminate();
+    const tell = this.#failed(task, "deadline");
     this.#start(slot);
+    tell();
     task.resolve(deadlineReply(this.#deadlineMs));
     this.#pump();
   }

@@ -12,15 +12,23 @@ class FakeWorker implements WorkerLike {
   onmessage: ((event: MessageEvent<FromWorker>) => void) | null = null;
   onerror: ((event: ErrorEvent) => void) | null = null;
   runs: Extract<ToWorker, { type: "run" }>[] = [];
+  /** The poisoned parents it was told of: at init, then one by one. */
+  poisoned: string[] = [];
   terminated = false;
   constructor(private readonly startFails = false) {}
   postMessage(message: ToWorker): void {
     queueMicrotask(() => {
       if (message.type === "init") {
+        this.poisoned.push(...(message.poisoned ?? []).map(([key]) => key));
         if (this.startFails) this.die("cannot start");
         else this.onmessage?.({ data: { type: "ready" } } as MessageEvent<FromWorker>);
-      } else this.runs.push(message);
+      } else if (message.type === "poison") this.poisoned.push(message.key);
+      else this.runs.push(message);
     });
+  }
+  /** Says which parent the oldest run is about, as the worker does once it has read it. */
+  started(key: string): void {
+    this.onmessage?.({ data: { type: "started", id: this.runs[0]!.id, key } } as MessageEvent<FromWorker>);
   }
   answer(status = 200): void {
     const run = this.runs.shift()!;
@@ -72,13 +80,14 @@ Deno.test("the worker pool", async (t) => {
       queueLimit: 1,
       timedOut: 0,
       unavailable: 0,
+      poisoned: 0,
     });
     workers[0]!.answer();
     assert.deepEqual(await a, { status: 200, body: "a" });
     await tick();
     assert.deepEqual(
       pool.stats(),
-      { workers: 2, busy: 2, queued: 0, queueLimit: 1, timedOut: 0, unavailable: 0 },
+      { workers: 2, busy: 2, queued: 0, queueLimit: 1, timedOut: 0, unavailable: 0, poisoned: 0 },
       "the queued one started",
     );
     workers[1]!.answer();
@@ -140,7 +149,7 @@ Deno.test("the worker pool stops a request at its deadline and replaces the work
       const reply = await slow;
       assert.ok(reply !== "busy");
       assert.equal(reply.status, 503);
-      assert.match(JSON.parse(reply.body).error, /ran longer than 0\.03s and was stopped/);
+      assert.match(JSON.parse(reply.body as string).error, /ran longer than 0\.03s and was stopped/);
       assert.match(reply.failure ?? "", /deadline/);
       assert.equal(workers.length, 2, "a new worker");
       assert.ok(workers[0]!.terminated, "the slow one terminated");
@@ -172,5 +181,68 @@ Deno.test("the worker pool stops a request at its deadline and replaces the work
     assert.equal(spawned, 2, "no respawn loop");
     assert.equal(await pool.submit(req("next")), "busy");
     pool.terminate();
+  });
+});
+
+Deno.test("the pool poisons a parent whose runs keep failing, and tells every worker", async (t) => {
+  const setup = async () => {
+    const workers: FakeWorker[] = [];
+    let clock = 1_000;
+    const pool = createWorkerPool({
+      workers: 2,
+      queueLimit: 4,
+      init: {},
+      clock: () => clock,
+      spawn: () => (workers.push(new FakeWorker()), workers.at(-1)!),
+    });
+    await pool.ready;
+    return { pool, workers, advance: (ms: number) => (clock += ms) };
+  };
+  /** Submits a run, names its parent, and lets `end` finish it; resolves to its reply. */
+  const run = async (
+    pool: Awaited<ReturnType<typeof setup>>["pool"],
+    worker: () => FakeWorker,
+    key: string,
+    end: (w: FakeWorker) => void,
+  ) => {
+    const reply = pool.submit(req(key));
+    await tick();
+    const w = worker();
+    w.started(key);
+    end(w);
+    return await reply;
+  };
+  await t.step("a worker that dies twice on one parent poisons it", async () => {
+    const { pool, workers } = await setup();
+    const busyOne = () => workers.find((w) => w.runs.length && !w.terminated)!;
+    const first = await run(pool, busyOne, "k", (w) => w.die("out of memory: heap"));
+    assert.ok(first !== "busy" && first.status === 500);
+    assert.equal(pool.stats().poisoned, 0, "one failure is not enough");
+    await tick();
+    await run(pool, busyOne, "k", (w) => w.die("out of memory: heap"));
+    await tick();
+    assert.equal(pool.stats().poisoned, 1);
+    const live = workers.filter((w) => !w.terminated);
+    assert.equal(live.length, 2);
+    for (const w of live) assert.deepEqual(w.poisoned, ["k"], "every live worker knows, at init or after");
+  });
+  await t.step("two 500s in a row poison; an answer in between clears the count", async () => {
+    const { pool, workers } = await setup();
+    const busyOne = () => workers.find((w) => w.runs.length)!;
+    await run(pool, busyOne, "a", (w) => w.answer(500));
+    await run(pool, busyOne, "a", (w) => w.answer(200));
+    await run(pool, busyOne, "a", (w) => w.answer(500));
+    assert.equal(pool.stats().poisoned, 0);
+    await run(pool, busyOne, "a", (w) => w.answer(500));
+    assert.equal(pool.stats().poisoned, 1);
+  });
+  await t.step("a poisoned parent is tried again after ten minutes", async () => {
+    const { pool, workers, advance } = await setup();
+    const busyOne = () => workers.find((w) => w.runs.length)!;
+    await run(pool, busyOne, "b", (w) => w.answer(500));
+    await run(pool, busyOne, "b", (w) => w.answer(500));
+    assert.equal(pool.stats().poisoned, 1);
+    advance(10 * 60 * 1000 + 1);
+    assert.equal(pool.stats().poisoned, 0);
   });
 });

@@ -4,15 +4,22 @@
  */
 import type { FromWorker, ToWorker } from "../../lib/http/mod.ts";
 
-const post = (message: FromWorker) =>
-  (self as unknown as { postMessage(m: FromWorker): void }).postMessage(message);
-self.onmessage = (event: MessageEvent<ToWorker>) => {
+const scope = self as unknown as {
+  postMessage(m: FromWorker): void;
+  onmessage: (event: MessageEvent<ToWorker>) => void;
+};
+scope.onmessage = (event) => {
   const msg = event.data;
-  if (msg.type === "init") return post({ type: "ready" });
+  if (msg.type === "init") return scope.postMessage({ type: "ready" });
+  if (msg.type !== "run") return;
   const text = new TextDecoder().decode(msg.request.body);
   if (text === "spin") {
     const until = performance.now() + 1000;
     while (performance.now() < until) { /* busy, as a slow hook */ }
   }
-  post({ type: "reply", id: msg.id, reply: { status: 200, body: JSON.stringify({ echo: text }) } });
+  scope.postMessage({
+    type: "reply",
+    id: msg.id,
+    reply: { status: 200, body: JSON.stringify({ echo: text }) },
+  });
 };

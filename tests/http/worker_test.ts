@@ -6,7 +6,13 @@
 import assert from "node:assert/strict";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
-import { createApp, createWorkerPool, type Offload, type WorkerLike } from "../../lib/http/mod.ts";
+import {
+  createApp,
+  createWorkerPool,
+  type Offload,
+  spawnIsolate,
+  type WorkerLike,
+} from "../../lib/http/mod.ts";
 import { discoverGoldenCases, TEST_EPOCH } from "../../lib/testing/mod.ts";
 import type { WorkerInit } from "../../worker.ts";
 
@@ -20,8 +26,7 @@ Deno.test("every golden fixture answered the same by the worker pool, with the s
     workers: 2,
     queueLimit: cases.length, // all at once: the queue must hold them
     init,
-    spawn: () =>
-      new Worker(new URL("../../worker.ts", import.meta.url), { type: "module" }) as unknown as WorkerLike,
+    spawn: () => spawnIsolate(new URL("../../worker.ts", import.meta.url)),
   });
   try {
     await pool.ready;

@@ -1,0 +1,150 @@
+/**
+ * The doors in front of the work a request costs: how many requests of a kind may be in at once (reading their
+ * body, queued or running) and how many bytes of their bodies, counted from the door, so that a burst is refused
+ * before its bodies are read. The hook requests' door hands them to the workers; the admission webhooks' door
+ * keeps reviews, whoever sends them, from holding more of the process than their share.
+ *
+ * @module
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { jsonError } from "./errors.ts";
+import type { AppEnv, Runtime } from "./env.ts";
+import type { Offload } from "./pool.ts";
+
+/** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
+const NOW_HEADER_LOWER = "x-butler-now";
+
+type Middleware = MiddlewareHandler<AppEnv>;
+
+/** A count and a byte bound on the requests in at once; one request alone is always let in. */
+export class Gate {
+  #in = 0;
+  #bytes = 0;
+  readonly #capacity: () => number;
+  readonly #maxBytes: number;
+
+  constructor(capacity: () => number, maxBytes: number) {
+    this.#capacity = capacity;
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Lets a request of `size` bytes in, or says it must wait. */
+  enter(size: number): boolean {
+    if (this.#in >= this.#capacity()) return false;
+    if (this.#in > 0 && this.#bytes + size > this.#maxBytes) return false;
+    this.#in++;
+    this.#bytes += size;
+    return true;
+  }
+
+  leave(size: number): void {
+    this.#in--;
+    this.#bytes -= size;
+  }
+
+  /** Whether no request could be let in now. */
+  get full(): boolean {
+    return this.#in >= this.#capacity();
+  }
+
+  get inFlight(): number {
+    return this.#in;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+}
+
+/** The bytes a request's body will take, by its `content-length`; the body limit when it does not say. */
+export function declaredSize(header: string | undefined, limit: number): number {
+  const n = header === undefined ? NaN : Number(header);
+  return Number.isSafeInteger(n) && n >= 0 ? Math.min(n, limit) : limit;
+}
+
+/** What the hook requests' door needs. */
+export interface OffloadDoorOptions {
+  readonly offload: Offload;
+  readonly runtime: Runtime;
+  readonly known: ReadonlySet<string>;
+  readonly bodyLimitBytes: number;
+  readonly queueBytes?: number | undefined;
+  readonly retryAfterSeconds?: number | undefined;
+}
+
+/**
+ * The door to the hook workers. Hook requests let in are counted from the door (reading their body, queued or
+ * running), so a burst is refused before its bodies are read: a full pool must not buffer megabytes it will not
+ * run. `full()` says whether the door is shut (readiness). The answer's bytes go out as the worker made them.
+ */
+export function offloadDoor(o: OffloadDoorOptions): { middleware: Middleware; full(): boolean } {
+  const { offload, runtime, known } = o;
+  const gate = new Gate(() => offload.stats().workers + offload.stats().queueLimit, o.queueBytes ?? Infinity);
+  const retryAfter = String(o.retryAfterSeconds ?? 2);
+  const busy = (c: Context<AppEnv>) => {
+    const s = offload.stats();
+    c.header("Retry-After", retryAfter);
+    return jsonError(c, 429, `busy: ${s.busy} hook requests running and ${s.queued} queued; retry later`);
+  };
+  const middleware: Middleware = async (c, next) => {
+    if (c.req.method !== "POST" || !known.has(`POST ${c.req.path}`)) return next();
+    const size = declaredSize(c.req.header("content-length"), o.bodyLimitBytes);
+    if (!gate.enter(size)) return busy(c);
+    try {
+      const headers: Record<string, string> = {};
+      for (const name of ["content-type", NOW_HEADER_LOWER]) {
+        const v = c.req.header(name);
+        if (v !== undefined) headers[name] = v;
+      }
+      const body = await c.req.arrayBuffer();
+      const now = runtime.clock().toISOString();
+      const reply = await offload.submit({ route: c.req.path, body, headers, now });
+      if (reply === "busy") return busy(c);
+      if (reply.subject) c.set("subject", reply.subject);
+      if (reply.failure) c.set("failure", reply.failure);
+      if (reply.signals?.length) c.set("signals", reply.signals);
+      return c.body(reply.body as string, reply.status as ContentfulStatusCode, {
+        "content-type": "application/json",
+      });
+    } finally {
+      gate.leave(size);
+    }
+  };
+  return { middleware, full: () => gate.full };
+}
+
+/** What the admission webhooks' door needs. */
+export interface WebhookDoorOptions {
+  readonly known: ReadonlySet<string>;
+  /** Reviews being read or decided at once. */
+  readonly concurrency: number;
+  /** Bytes of review bodies in at once (by `content-length`). */
+  readonly queueBytes: number;
+  readonly bodyLimitBytes: number;
+  readonly retryAfterSeconds?: number | undefined;
+}
+
+/**
+ * The door to admission: reviews in at once and the bytes of their bodies, whoever sends them. A review past it
+ * is answered 429 before its body is read; the API server then applies the webhook's failure policy, and a
+ * client sees it as a refusal it may retry.
+ */
+export function webhookDoor(o: WebhookDoorOptions): Middleware {
+  const gate = new Gate(() => o.concurrency, o.queueBytes);
+  const retryAfter = String(o.retryAfterSeconds ?? 2);
+  return async (c, next) => {
+    if (c.req.method !== "POST" || !o.known.has(`POST ${c.req.path}`)) return next();
+    const size = declaredSize(c.req.header("content-length"), o.bodyLimitBytes);
+    if (!gate.enter(size)) {
+      c.header("Retry-After", retryAfter);
+      c.set("failure", `admission busy: ${gate.inFlight} reviews (${gate.bytes} bytes) in`);
+      return jsonError(c, 429, `busy: ${gate.inFlight} admission reviews in progress; retry later`);
+    }
+    try {
+      await next();
+    } finally {
+      gate.leave(size);
+    }
+  };
+}

@@ -1,0 +1,221 @@
+/**
+ * What parsing a JSON body can cost the heap, known before it is parsed. `JSON.parse` is one builtin call: an
+ * isolate's heap limit cannot stop it halfway (a worker capped at 64 MiB reached 545 MiB resident parsing 15 MB
+ * of `{},`), and 16 MiB of such text needs 360 MiB. So every body is scanned first, in one pass over its bytes
+ * with no allocation but the keys it has not met yet, and refused when the heap its parse could need is over the
+ * budget (docs/architecture.md, "No request can end the process").
+ *
+ * The cost of each token is an upper bound measured on V8 (Deno 2.9.6, `bench/json_cost_bench.ts` and
+ * `lib/http/json_cost_test.ts` hold it to the heap a parse really takes, for Kubernetes objects and the shapes
+ * that cost most per byte: empty objects and arrays, unique keys, deep nesting, numbers, long strings).
+ *
+ * @module
+ */
+
+/** Heap bytes charged per token (upper bounds, from measurement; see the module doc). */
+export const JSON_TOKEN_COST = {
+  /** An object: its header and property storage (an empty `{}` measured 64 with its slot). */
+  object: 72,
+  /** An array: its header and backing store (nested `[[]]` measured 48 per array, deep nesting 58). */
+  array: 64,
+  /** Every value's slot in its array or object, with the array's growth slack. */
+  slot: 16,
+  /** A number: a heap number when it is not a small integer. */
+  number: 16,
+  /** A string value: its header; its characters are charged at `perStringByte`. */
+  string: 32,
+  /** Each byte inside a string: at most one UTF-16 unit of two bytes (a parse may make a one-byte string two-byte). */
+  perStringByte: 2,
+  /** A member of an object: its property or dictionary entry. */
+  member: 48,
+  /** A key not met before in the body: its internalized string, and the hidden class and descriptors it adds. */
+  newKey: 160,
+} as const;
+
+/** Distinct keys remembered for {@linkcode JSON_TOKEN_COST}.newKey; past it every key is charged as new. */
+const KEYS_TRACKED = 65_536;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+
+/**
+ * An upper bound of the heap `JSON.parse` takes for `bytes` (UTF-8 JSON), the parsed value and its strings, or
+ * `Infinity` as soon as it passes `budget`: the scan stops there, so a body far over the budget costs no more to
+ * refuse than one just over it. Malformed JSON is estimated as if it parsed (the parse then fails, costing less).
+ *
+ * @example
+ * ```ts
+ * const bytes = new TextEncoder().encode('{"a":[1,2,{}]}');
+ * jsonHeapEstimate(bytes, 1 << 20); // a few hundred bytes
+ * jsonHeapEstimate(new TextEncoder().encode("[" + "{},".repeat(1e6) + "{}]"), 64 << 20); // Infinity
+ * ```
+ */
+export function jsonHeapEstimate(bytes: Uint8Array, budget: number): number {
+  const c = JSON_TOKEN_COST;
+  const keys = new KeySet(bytes);
+  let cost = 0;
+  // Whether the next string is an object's key: after `{` or after a `,` inside an object. The containers open
+  // are a stack of bits (1: an object), so nesting a million deep costs the scan 125 KB, not a million slots.
+  const open = new ContainerStack();
+  let expectKey = false;
+  const n = bytes.length;
+  for (let i = 0; i < n; i++) {
+    const b = bytes[i]!;
+    if (b === QUOTE) {
+      const end = closingQuote(bytes, i + 1);
+      const length = end - i - 1;
+      if (expectKey) {
+        cost += c.member + (keys.isNew(i + 1, end) ? c.newKey + c.perStringByte * length : 0);
+        expectKey = false;
+      } else {
+        cost += c.slot + c.string + c.perStringByte * length;
+      }
+      i = end;
+    } else if (b === OPEN_OBJECT) {
+      cost += c.slot + c.object;
+      open.push(true);
+      expectKey = true;
+    } else if (b === OPEN_ARRAY) {
+      cost += c.slot + c.array;
+      open.push(false);
+    } else if (b === COMMA) {
+      expectKey = open.top();
+    } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
+      open.pop();
+      expectKey = false;
+    } else if (b === COLON) {
+      expectKey = false;
+    } else if ((b >= 0x30 && b <= 0x39) || b === 0x2d) {
+      // A number: one slot and a possible heap number; its other characters are skipped.
+      cost += c.slot + c.number;
+      while (i + 1 < n && isNumberByte(bytes[i + 1]!)) i++;
+    } else if (b === 0x74 || b === 0x66 || b === 0x6e) {
+      // true, false, null: a slot.
+      cost += c.slot;
+      while (i + 1 < n && bytes[i + 1]! >= 0x61 && bytes[i + 1]! <= 0x7a) i++;
+    }
+    if (cost > budget) return Infinity;
+  }
+  return cost;
+}
+
+/** The index of the quote that closes a string whose text starts at `from` (or the end of the bytes). */
+function closingQuote(bytes: Uint8Array, from: number): number {
+  const n = bytes.length;
+  let i = from;
+  // A loop, not indexOf: most strings are a few bytes, where a call per string costs more than the bytes.
+  while (i < n) {
+    const b = bytes[i]!;
+    if (b === QUOTE) return i;
+    i += b === BACKSLASH ? 2 : 1;
+  }
+  return n;
+}
+
+/**
+ * The keys of one body met so far, by their bytes: a key whose bytes were met before is not new. An open-addressing
+ * table of typed arrays (hash, start, length), probed linearly and compared byte for byte, so two keys are never
+ * taken for one and no string is decoded; it grows with the keys met, up to {@linkcode KEYS_TRACKED} (past it,
+ * every key not met is charged as new).
+ */
+class KeySet {
+  readonly #bytes: Uint8Array;
+  #hashes = new Uint32Array(1024);
+  #starts = new Uint32Array(1024);
+  /** Length + 1 (0: an empty slot). */
+  #lengths = new Uint32Array(1024);
+  #size = 0;
+
+  constructor(bytes: Uint8Array) {
+    this.#bytes = bytes;
+  }
+
+  isNew(start: number, end: number): boolean {
+    const b = this.#bytes;
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+    h >>>= 0;
+    const length = end - start;
+    const mask = this.#hashes.length - 1;
+    for (let slot = h & mask;; slot = (slot + 1) & mask) {
+      const stored = this.#lengths[slot]!;
+      if (stored === 0) {
+        if (this.#size < KEYS_TRACKED) this.#insert(slot, h, start, length);
+        return true;
+      }
+      if (
+        this.#hashes[slot] === h && stored === length + 1 && this.#same(this.#starts[slot]!, start, length)
+      ) {
+        return false;
+      }
+    }
+  }
+
+  #same(a: number, b: number, length: number): boolean {
+    const bytes = this.#bytes;
+    for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
+    return true;
+  }
+
+  #insert(slot: number, h: number, start: number, length: number): void {
+    this.#hashes[slot] = h;
+    this.#starts[slot] = start;
+    this.#lengths[slot] = length + 1;
+    if (++this.#size * 2 > this.#hashes.length) this.#grow();
+  }
+
+  /** Doubles the table, placing every key again. */
+  #grow(): void {
+    const [hashes, starts, lengths] = [this.#hashes, this.#starts, this.#lengths];
+    const size = hashes.length * 2;
+    this.#hashes = new Uint32Array(size);
+    this.#starts = new Uint32Array(size);
+    this.#lengths = new Uint32Array(size);
+    const mask = size - 1;
+    for (let i = 0; i < hashes.length; i++) {
+      if (lengths[i] === 0) continue;
+      let slot = hashes[i]! & mask;
+      while (this.#lengths[slot] !== 0) slot = (slot + 1) & mask;
+      this.#hashes[slot] = hashes[i]!;
+      this.#starts[slot] = starts[i]!;
+      this.#lengths[slot] = lengths[i]!;
+    }
+  }
+}
+
+/** The containers open at a point of the scan, one bit each (1: an object, 0: an array). */
+class ContainerStack {
+  #bits = new Uint8Array(64);
+  #depth = 0;
+
+  push(object: boolean): void {
+    if (this.#depth >> 3 >= this.#bits.length) {
+      const grown = new Uint8Array(this.#bits.length * 2);
+      grown.set(this.#bits);
+      this.#bits = grown;
+    }
+    const at = this.#depth++;
+    if (object) this.#bits[at >> 3]! |= 1 << (at & 7);
+    else this.#bits[at >> 3]! &= ~(1 << (at & 7));
+  }
+
+  pop(): void {
+    if (this.#depth > 0) this.#depth--;
+  }
+
+  /** Whether the innermost open container is an object. */
+  top(): boolean {
+    const at = this.#depth - 1;
+    return at >= 0 && (this.#bits[at >> 3]! & (1 << (at & 7))) !== 0;
+  }
+}
+
+function isNumberByte(b: number): boolean {
+  return (b >= 0x30 && b <= 0x39) || b === 0x2e || b === 0x65 || b === 0x45 || b === 0x2b || b === 0x2d;
+}

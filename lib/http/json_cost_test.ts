@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { jsonHeapEstimate } from "./json_cost.ts";
+import { SHAPES } from "./json_cost_measure.ts";
+import { createHeapBudget, isHeapRefusal, JSON_WORST_PER_BYTE } from "./heap_budget.ts";
+
+const encode = (s: string) => new TextEncoder().encode(s);
+
+Deno.test("the parse estimate is an upper bound of the heap V8 takes, for every shape measured", async (t) => {
+  // A process per shape: nothing else in the heap measured. Two at a time (the machine's cores).
+  const names = Object.keys(SHAPES);
+  const results: Record<string, { bytes: number; heap: number; estimate: number }> = {};
+  for (let i = 0; i < names.length; i += 2) {
+    await Promise.all(
+      names.slice(i, i + 2).map(async (name) => {
+        const out = await new Deno.Command(Deno.execPath(), {
+          args: [
+            "run",
+            "--v8-flags=--expose-gc",
+            new URL("./json_cost_measure.ts", import.meta.url).pathname,
+            name,
+          ],
+          stdout: "piped",
+          stderr: "inherit",
+        }).output();
+        assert.ok(out.success, name);
+        results[name] = JSON.parse(new TextDecoder().decode(out.stdout));
+      }),
+    );
+  }
+  for (const name of names) {
+    await t.step(name, () => {
+      const r = results[name]!;
+      assert.ok(r.estimate >= r.heap, `${name}: estimated ${r.estimate}, took ${r.heap}`);
+      assert.ok(r.estimate <= JSON_WORST_PER_BYTE * r.bytes, `${name}: over the worst per byte`);
+    });
+  }
+  await t.step(
+    "for Kubernetes objects it stays within 5x what is taken (not so loose it refuses real syncs)",
+    () => {
+      const r = results["Kubernetes objects"]!;
+      assert.ok(r.estimate <= 5 * r.heap, `estimated ${r.estimate}, took ${r.heap}`);
+    },
+  );
+});
+
+Deno.test("the estimate's scan", async (t) => {
+  await t.step("stops as soon as the budget is passed", () => {
+    assert.equal(jsonHeapEstimate(encode(`[${"{},".repeat(1000)}{}]`), 1000), Infinity);
+  });
+  await t.step("tells keys from values, and counts a key met before once", () => {
+    const once = jsonHeapEstimate(encode('[{"name":"a"}]'), Infinity);
+    const twice = jsonHeapEstimate(encode('[{"name":"a"},{"name":"a"}]'), Infinity);
+    const other = jsonHeapEstimate(encode('[{"name":"a"},{"other":"a"}]'), Infinity);
+    assert.ok(twice - once < once, "the second object's key was met before: it costs less than the first");
+    assert.ok(other > twice, "a new key costs more than one met before");
+  });
+  await t.step("escaped quotes do not end a string", () => {
+    const plain = jsonHeapEstimate(encode('["abcdefgh"]'), Infinity);
+    assert.equal(jsonHeapEstimate(encode('["abc\\"efgh"]'), Infinity), plain + 2);
+  });
+  await t.step("nesting a million deep is scanned without a million slots", () => {
+    const deep = encode("[".repeat(1_000_000) + "]".repeat(1_000_000));
+    assert.equal(jsonHeapEstimate(deep, Infinity), 1_000_000 * 80);
+  });
+});
+
+Deno.test("the heap budget", async (t) => {
+  await t.step("a small body is charged the worst per byte without a scan, and given back", () => {
+    const budget = createHeapBudget({ share: 1, heapLimit: () => 1 << 30, heapUsed: () => 0 });
+    const charge = budget.charge(encode('{"a":1}'));
+    assert.ok(!isHeapRefusal(charge));
+    assert.equal(charge.bytes, 2 * JSON_WORST_PER_BYTE * 7);
+    assert.equal(budget.charged, charge.bytes);
+    charge.release();
+    charge.release();
+    assert.equal(budget.charged, 0, "released once");
+  });
+  await t.step("charges add up: past the share, the next is refused until one is given back", () => {
+    const budget = createHeapBudget({ share: 0.5, heapLimit: () => 4000, heapUsed: () => 0 });
+    const body = encode("[1,2,3]"); // 7 bytes: 1,232 charged without a scan, 160 by the scan
+    const a = budget.charge(body);
+    assert.ok(!isHeapRefusal(a));
+    const charges = [a];
+    for (let i = 0; i < 20; i++) {
+      const c = budget.charge(body);
+      if (isHeapRefusal(c)) {
+        assert.equal(c.never, false);
+        break;
+      }
+      charges.push(c);
+    }
+    assert.ok(budget.charged <= 2000);
+    for (const c of charges) if (!isHeapRefusal(c)) c.release();
+    assert.equal(budget.charged, 0);
+  });
+});

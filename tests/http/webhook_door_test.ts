@@ -1,0 +1,126 @@
+/**
+ * Issue #46, item 2: the webhook listener has a byte limit and a door of its own, and every body is charged to the
+ * heap budget before it is parsed. An 8 MiB AdmissionReview used to be parsed whole on the main thread and end
+ * the process; now a review past the webhook limit is refused unread (413), one whose parse could need more heap
+ * than the process may spend is refused before its parse (413, or 503 while others hold it), and past the
+ * door's count or bytes a review is answered 429 before its body is read.
+ */
+import assert from "node:assert/strict";
+import { HOOK_ROUTES } from "../../hooks/mod.ts";
+import { createApp, createHeapBudget, jsonHeapEstimate } from "../../lib/http/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
+import { TEST_EPOCH } from "../../lib/testing/mod.ts";
+
+const MIB = 1024 * 1024;
+const review = Deno.readTextFileSync(
+  new URL("../fixtures/providerconfig/admission/update-reads-nothing/request.json", import.meta.url),
+);
+
+function app(options: Partial<Parameters<typeof createApp>[0]> = {}) {
+  return createApp({
+    bodyLimitBytes: 16 * MIB,
+    clockOverride: false,
+    hookConfig: DEFAULT_HOOK_CONFIG,
+    routes: HOOK_ROUTES,
+    clock: () => TEST_EPOCH,
+    webhookBodyLimitBytes: 7 * MIB,
+    ...options,
+  }).app;
+}
+
+function post(
+  a: ReturnType<typeof app>,
+  body: string | Uint8Array,
+  route = "/webhooks/validate/providerconfig",
+) {
+  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  return a.request(route, {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-length": String(bytes.length) },
+    body: bytes as Uint8Array<ArrayBuffer>,
+  });
+}
+
+/** A review whose object is padded with `n` empty objects: the shape that costs the heap most per byte. */
+function paddedReview(n: number): string {
+  const r = JSON.parse(review);
+  r.request.oldObject.metadata.annotations = { pad: "" };
+  const text = JSON.stringify(r);
+  return text.replace('"pad":""', `"pad":[${"{},".repeat(n - 1)}{}]`);
+}
+
+Deno.test("the webhook listener's own limit: an 8 MiB review is refused unread", async () => {
+  const res = await post(app(), paddedReview((8 * MIB) / 3));
+  assert.equal(res.status, 413);
+  assert.deepEqual(await res.json(), { error: `request body exceeds the limit of ${7 * MIB} bytes` });
+  // The hooks keep theirs.
+  assert.equal((await post(app(), paddedReview((8 * MIB) / 3), "/hooks/team/sync")).status, 400);
+});
+
+Deno.test("a review's parse is charged to the heap budget before it happens", async (t) => {
+  const heapLimit = () => 256 * MIB;
+  await t.step(
+    "4 MiB of empty objects (about 90 MiB to parse) in a budget of 64 MiB: refused before its parse",
+    async () => {
+      const budget = createHeapBudget({ share: 0.25, heapLimit, heapUsed: () => 0 });
+      const body = paddedReview((4 * MIB) / 3);
+      assert.ok(jsonHeapEstimate(new TextEncoder().encode(body), Infinity) > 64 * MIB);
+      const res = await post(app({ heapBudget: budget }), body);
+      assert.equal(res.status, 413);
+      assert.match((await res.json()).error, /could need more than 64\.0 MiB of heap to parse/);
+      assert.equal(budget.charged, 0);
+    },
+  );
+  await t.step("the same review fits a budget that can hold it, and gives its charge back", async () => {
+    const budget = createHeapBudget({ share: 1, heapLimit: () => 1024 * MIB, heapUsed: () => 0 });
+    const res = await post(app({ heapBudget: budget }), paddedReview((4 * MIB) / 3));
+    assert.equal(res.status, 200);
+    assert.equal(budget.charged, 0);
+  });
+  await t.step(
+    "while the heap is held by others, a review that could fit later is told to retry (503)",
+    async () => {
+      let used = 0;
+      const budget = createHeapBudget({ share: 1, heapLimit: () => 64 * MIB, heapUsed: () => used });
+      used = 63 * MIB;
+      const res = await post(app({ heapBudget: budget }), paddedReview(100_000));
+      assert.equal(res.status, 503);
+      assert.equal(res.headers.get("retry-after"), "2");
+      used = 0;
+      assert.equal((await post(app({ heapBudget: budget }), paddedReview(100_000))).status, 200);
+    },
+  );
+  await t.step("an ordinary review is charged without a scan, and answered", async () => {
+    const budget = createHeapBudget({ share: 0.75 });
+    const res = await post(app({ heapBudget: budget }), review);
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).response.allowed, true);
+    assert.equal(budget.charged, 0);
+  });
+});
+
+Deno.test("the webhook door: reviews in at once and their bytes, answered 429 before the body is read", async (t) => {
+  await t.step("past the count", async () => {
+    const a = app({ webhookConcurrency: 1, webhookQueueBytes: 64 * MIB });
+    // A body that never ends holds the one place; the next review is refused at the door.
+    let hold!: ReadableStreamDefaultController<Uint8Array>;
+    const stream = new ReadableStream<Uint8Array>({ start: (c) => void (hold = c) });
+    const first = a.request("/webhooks/validate/providerconfig", {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": "10" },
+      body: stream,
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    const second = await post(a, review);
+    assert.equal(second.status, 429);
+    assert.equal(second.headers.get("retry-after"), "2");
+    assert.match((await second.json()).error, /^busy: 1 admission reviews in progress/);
+    hold.close();
+    await (await first).body?.cancel();
+    assert.equal((await post(a, review)).status, 200, "the place is given back");
+  });
+  await t.step("past the bytes, unless it would be the only one", async () => {
+    const a = app({ webhookConcurrency: 64, webhookQueueBytes: 1024 });
+    assert.equal((await post(a, review)).status, 200, "alone, any size within the limit is let in");
+  });
+});
