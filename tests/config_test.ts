@@ -16,7 +16,7 @@ Deno.test("configuration from the environment", async (t) => {
       queueLimit: 4,
       queueBytes: 48 * 1024 * 1024,
       deadlineSeconds: 15,
-      admission: { bodyLimitBytes: 7 * 1024 * 1024, concurrency: 64, queueBytes: 32 * 1024 * 1024 },
+      admission: { bodyLimitBytes: 7 * 1024 * 1024, concurrency: 64, queueBytes: 16 * 1024 * 1024 },
       hook: { oidcGroupsPrefix: "", idpGroupPrefixes: {} },
     });
   });

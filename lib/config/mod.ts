@@ -63,7 +63,7 @@ const EnvSchema = z.object({
   WEBHOOK_CLIENT_CA_FILE: z.string().optional(),
   WEBHOOK_BODY_LIMIT_BYTES: int("WEBHOOK_BODY_LIMIT_BYTES", 1024, 64 * 1024 * 1024, 7 * 1024 * 1024),
   WEBHOOK_CONCURRENCY: int("WEBHOOK_CONCURRENCY", 1, 4096, 64),
-  WEBHOOK_QUEUE_BYTES: int("WEBHOOK_QUEUE_BYTES", 1024, 1024 * 1024 * 1024, 32 * 1024 * 1024),
+  WEBHOOK_QUEUE_BYTES: int("WEBHOOK_QUEUE_BYTES", 1024, 1024 * 1024 * 1024, 16 * 1024 * 1024),
   WEBHOOK_CLIENT_NAMES: z.string().optional().transform((v) =>
     v === undefined ? undefined : v.split(",").map((n) => n.trim()).filter(Boolean)
   ),

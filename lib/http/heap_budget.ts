@@ -1,7 +1,8 @@
 /**
  * The heap a request may take before it is parsed: each body is charged what {@linkcode jsonHeapEstimate} says its
- * parse can take (twice: the parse, and the schema's reading of it), against a share of the isolate's heap limit
- * less what the isolate already holds and what the requests in flight were charged. A body that does not fit is
+ * parse can take (for Kubernetes objects about 2.5 times what it takes, which also covers the schemas' reading),
+ * against a share of the isolate's heap limit less what the isolate already holds and what the requests in flight
+ * were charged. A body that does not fit is
  * refused before a byte of it is parsed, so no body can carry an isolate to its limit, where V8 ends the process
  * (docs/architecture.md, "No request can end the process").
  *
@@ -77,10 +78,10 @@ export function createHeapBudget(options: HeapBudgetOptions = {}): HeapBudget {
       const limit = Math.floor(heapLimit() * share);
       const available = Math.max(0, limit - heapUsed() - charged);
       // A body that cannot need more than what is there is not scanned: most are a few kilobytes.
-      const worst = 2 * JSON_WORST_PER_BYTE * body.length;
-      const need = worst <= available ? worst : 2 * jsonHeapEstimate(body, available / 2);
+      const worst = JSON_WORST_PER_BYTE * body.length;
+      const need = worst <= available ? worst : jsonHeapEstimate(body, available);
       if (need > available) {
-        const alone = 2 * jsonHeapEstimate(body, limit / 2);
+        const alone = jsonHeapEstimate(body, limit);
         return { need: alone, available, limit, never: alone > limit };
       }
       charged += need;

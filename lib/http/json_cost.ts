@@ -22,12 +22,17 @@ export const JSON_TOKEN_COST = {
   slot: 16,
   /** A number: a heap number when it is not a small integer. */
   number: 16,
-  /** A string value: its header; its characters are charged at `perStringByte`. */
-  string: 32,
-  /** Each byte inside a string: at most one UTF-16 unit of two bytes (a parse may make a one-byte string two-byte). */
-  perStringByte: 2,
-  /** A member of an object: its property or dictionary entry. */
-  member: 48,
+  /** A string value: its header; its characters are charged per byte. */
+  string: 24,
+  /** Each byte of a string that is all Latin-1: one byte. */
+  perStringByte: 1,
+  /**
+   * Each byte of a string with a character past Latin-1 (a UTF-8 lead byte of 0xC4 or more, or an escape, which
+   * may be one): V8 keeps the whole string in two bytes per character.
+   */
+  perWideStringByte: 2,
+  /** A member of an object: its property slot, or its dictionary entry (the key's own cost is `newKey`). */
+  member: 16,
   /** A key not met before in the body: its internalized string, and the hidden class and descriptors it adds. */
   newKey: 160,
 } as const;
@@ -69,14 +74,16 @@ export function jsonHeapEstimate(bytes: Uint8Array, budget: number): number {
     const b = bytes[i]!;
     if (b === QUOTE) {
       const end = closingQuote(bytes, i + 1);
-      const length = end - i - 1;
+      const perByte = end < 0 ? c.perWideStringByte : c.perStringByte;
+      const close = end < 0 ? -end - 1 : end;
+      const length = close - i - 1;
       if (expectKey) {
-        cost += c.member + (keys.isNew(i + 1, end) ? c.newKey + c.perStringByte * length : 0);
+        cost += c.member + (keys.isNew(i + 1, close) ? c.newKey + perByte * length : 0);
         expectKey = false;
       } else {
-        cost += c.slot + c.string + c.perStringByte * length;
+        cost += c.slot + c.string + perByte * length;
       }
-      i = end;
+      i = close;
     } else if (b === OPEN_OBJECT) {
       cost += c.slot + c.object;
       open.push(true);
@@ -105,17 +112,27 @@ export function jsonHeapEstimate(bytes: Uint8Array, budget: number): number {
   return cost;
 }
 
-/** The index of the quote that closes a string whose text starts at `from` (or the end of the bytes). */
+/**
+ * The index of the quote that closes a string whose text starts at `from` (or the end of the bytes), negated
+ * (`-index - 1`) when the string may hold a character past Latin-1.
+ */
 function closingQuote(bytes: Uint8Array, from: number): number {
   const n = bytes.length;
   let i = from;
+  let wide = false;
   // A loop, not indexOf: most strings are a few bytes, where a call per string costs more than the bytes.
   while (i < n) {
     const b = bytes[i]!;
-    if (b === QUOTE) return i;
-    i += b === BACKSLASH ? 2 : 1;
+    if (b === QUOTE) return wide ? -i - 1 : i;
+    if (b === BACKSLASH) {
+      wide = true;
+      i += 2;
+    } else {
+      if (b >= 0xc4) wide = true;
+      i++;
+    }
   }
-  return n;
+  return wide ? -n - 1 : n;
 }
 
 /**

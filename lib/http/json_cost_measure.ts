@@ -51,6 +51,8 @@ export const SHAPES: Record<string, () => string> = {
   "numbers": () => repeated("0.5"),
   "empty strings": () => repeated('""'),
   "a long string": () => `["${"a".repeat(SIZE)}"]`,
+  "a long string with one wide character": () => `["${"a".repeat(SIZE)}€"]`,
+  "short strings with a wide escape": () => repeated('"a\\u20ac"'),
   "Kubernetes objects": () => `[${Array.from({ length: SIZE / 700 }, (_, i) => kubeObject(i)).join(",")}]`,
 };
 
