@@ -15,7 +15,7 @@ const API = "$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)";
 /** `--allow-x=a,b` flags of a deno command line: name → list (`[]` for a bare flag). */
 function permissions(args: readonly string[]): Map<string, string[]> {
   return new Map(
-    args.filter((a) => a.startsWith("--allow-") || a === "-A").map((a) => {
+    args.filter((a) => a.startsWith("--allow-") || a.startsWith("--deny-") || a === "-A").map((a) => {
       const [flag, list] = a.split("=", 2) as [string, string | undefined];
       return [flag, list === undefined ? [] : list.split(",")];
     }),
@@ -128,11 +128,22 @@ Deno.test("the reporter's permissions", async (t) => {
       assert.ok(granted.get("--allow-env")!.includes(e.name), `${e.name} is set, so it is allowed`);
     }
   });
-  await t.step("the network whole (tenants are anywhere), and an egress policy beside it", () => {
-    assert.deepEqual(granted.get("--allow-net"), []);
-    const policy = parse(Deno.readTextFileSync(`${ROOT}manifests/components/reporter/networkpolicy.yaml`));
-    assert.ok(JSON.stringify(policy).includes("Egress"));
-  });
+  await t.step(
+    "the network whole (tenants are anywhere) but the clouds' metadata, and an egress policy",
+    () => {
+      assert.deepEqual(granted.get("--allow-net"), []);
+      assert.deepEqual(granted.get("--deny-net"), [
+        "169.254.169.254",
+        "169.254.170.2",
+        "169.254.170.23",
+        "100.100.100.200",
+        "[fd00:ec2::254]",
+        "[fd20:ce::254]",
+      ]);
+      const policy = parse(Deno.readTextFileSync(`${ROOT}manifests/components/reporter/networkpolicy.yaml`));
+      assert.ok(JSON.stringify(policy).includes("Egress"));
+    },
+  );
   await t.step("the same program and flags as the image, but the reporter command", () => {
     const { cmd } = dockerfile();
     assert.deepEqual(reporter.args.slice(0, 4), cmd.slice(0, 4));

@@ -97,6 +97,13 @@ export interface KubeClientOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** The fetch to use; default the global one (tests pass their own). */
   readonly fetch?: typeof fetch;
+  /**
+   * Largest answer read (success or error), in bytes; default 8 MiB. A server that sends more is cut off and the
+   * request fails (`TooLarge`): a tenant's API server is not trusted to answer in proportion.
+   */
+  readonly maxResponseBytes?: number;
+  /** How long a stream may take to answer with its headers (connect, TLS, headers); default 10,000 ms. */
+  readonly openTimeoutMs?: number;
 }
 
 const RETRIED = new Set([429, 500, 502, 503, 504]);
@@ -121,6 +128,9 @@ function requestInit(
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     signal,
+    // The API never redirects: a redirect is a server that should not be followed (to plain http, another port,
+    // or another host, with the credentials and a write's body).
+    redirect: "error",
     ...(connection.httpClient ? { client: connection.httpClient } : {}),
   };
 }
@@ -153,6 +163,8 @@ export function createKubeClient(
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const doFetch = options.fetch ?? fetch;
   const server = connection.server.replace(/\/+$/, "");
+  const maxBytes = options.maxResponseBytes ?? 8 * 1024 * 1024;
+  const openTimeoutMs = options.openTimeoutMs ?? 10_000;
 
   async function attempt(
     path: string,
@@ -170,8 +182,10 @@ export function createKubeClient(
       try {
         res = await attempt(path, method, body);
         // The timeout covers the body too: a slow or cut body is a failed attempt like a slow answer.
-        if (res.ok) return await res.json();
+        if (res.ok) return JSON.parse(await readCapped(res, maxBytes, path));
       } catch (err) {
+        // An answer too large is the server's doing, not the network's: not retried.
+        if (err instanceof KubeApiError) throw err;
         failure = err;
         res = undefined;
       }
@@ -180,7 +194,9 @@ export function createKubeClient(
         return undefined;
       }
       const retryable = !res || RETRIED.has(res.status);
-      if (!retryable || n >= retries) throw res ? await apiError(res, path) : unreachable(failure, path);
+      if (!retryable || n >= retries) {
+        throw res ? await apiError(res, path, maxBytes) : unreachable(failure, path);
+      }
       const after = Number(res?.headers.get("retry-after"));
       await res?.body?.cancel();
       const wait = Number.isFinite(after) && after > 0 ? after * 1000 : backoffMs * 2 ** n * (0.5 + random());
@@ -202,15 +218,64 @@ export function createKubeClient(
       await request("DELETE", path);
     },
     async stream(path, signal) {
-      const res = await attempt(path, "GET", undefined, signal);
-      if (res.status !== 200) throw await apiError(res, path);
-      return res;
+      // A deadline on the answer's headers, then none: the caller bounds the stream's reads.
+      const opening = new AbortController();
+      const timer = setTimeout(
+        () => opening.abort(new DOMException("no answer", "TimeoutError")),
+        openTimeoutMs,
+      );
+      try {
+        const res = await attempt(path, "GET", undefined, AbortSignal.any([signal, opening.signal]));
+        if (res.status !== 200) throw await apiError(res, path, maxBytes);
+        return res;
+      } catch (err) {
+        throw err instanceof KubeApiError
+          ? err
+          : unreachable(opening.signal.aborted ? opening.signal.reason : err, path);
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }
 
-/** The error of a failed answer, with the API's `reason` and `message` when the body is a Status. */
-async function apiError(res: Response, path: string): Promise<KubeApiError> {
-  const body = await res.json().catch(() => ({})) as { reason?: string; message?: string };
-  return new KubeApiError(res.status, body.reason ?? res.statusText, body.message ?? "", path);
+/**
+ * The error of a failed answer, with the API's `reason` and `message` when the body is a Status (read up to 64 KiB:
+ * a Status is a few hundred bytes, and the rest is not read).
+ */
+async function apiError(res: Response, path: string, maxBytes: number): Promise<KubeApiError> {
+  const body = await readCapped(res, Math.min(maxBytes, 64 * 1024), path)
+    .then((text) => JSON.parse(text))
+    .catch(() => ({})) as { reason?: unknown; message?: unknown };
+  return new KubeApiError(
+    res.status,
+    typeof body.reason === "string" ? body.reason : res.statusText,
+    typeof body.message === "string" ? body.message : "",
+    path,
+  );
+}
+
+/** Reads a response body as text, failing past `max` bytes without reading the rest. */
+export async function readCapped(res: Response, max: number, path: string): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      throw new KubeApiError(0, "TooLarge", `response over ${max} bytes`, path);
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import { chunkReader } from "./chunks.ts";
-import { type FullKubeClient, KubeApiError } from "./client.ts";
+import { type FullKubeClient, KubeApiError, readCapped } from "./client.ts";
 import { objectKey } from "../contract/object.ts";
 
 /** How a watch is doing. */
@@ -90,30 +90,6 @@ export function keyOf(raw: unknown): string | undefined {
   return objectKey({
     metadata: { name: m.name, namespace: typeof m.namespace === "string" ? m.namespace : undefined },
   });
-}
-
-/** Reads a response body as text, failing past `max` bytes without reading the rest. */
-async function readCapped(res: Response, max: number, path: string): Promise<string> {
-  const reader = res.body!.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      throw new KubeApiError(0, "TooLarge", `response over ${max} bytes`, path);
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  return new TextDecoder().decode(all);
 }
 
 const asApiError = (err: unknown, path: string): KubeApiError =>

@@ -9,7 +9,14 @@
 import { KubeApiError } from "../kube/mod.ts";
 
 /** The classes of a failed tenant request. */
-export type TenantFailure = "Unauthorized" | "Forbidden" | "Timeout" | "TLSError" | "Unreachable";
+export type TenantFailure =
+  | "Unauthorized"
+  | "Forbidden"
+  | "Timeout"
+  | "TLSError"
+  | "Unreachable"
+  | "TooLarge"
+  | "Redirected";
 
 /** A failed tenant request, classified: the reason, the HTTP status when there was an answer, fixed words. */
 export interface Classified {
@@ -43,6 +50,18 @@ export function classifyTenantError(err: unknown, forbidden: string): Classified
   if (err.status === 403) return { reason: "Forbidden", status: 403, message: `${forbidden} (HTTP 403)` };
   if (err.status === 0 && err.reason === "Timeout") {
     return { reason: "Timeout", message: "the tenant's API server did not answer in time" };
+  }
+  if (err.status === 0 && err.reason === "TooLarge") {
+    return {
+      reason: "TooLarge",
+      message: "the tenant's API server answered with more than the reporter reads of one answer",
+    };
+  }
+  if (err.status === 0 && /redirect/i.test(err.message)) {
+    return {
+      reason: "Redirected",
+      message: "the tenant's API server answered with a redirect, which the reporter does not follow",
+    };
   }
   if (err.status === 0 && TLS.test(err.message)) {
     return {

@@ -125,6 +125,8 @@ export const UNREADABLE_STATES = [
   "Forbidden",
   "Timeout",
   "TLSError",
+  "TooLarge",
+  "Redirected",
   "KubeconfigMissing",
   "KubeconfigInvalid",
 ] as const;

@@ -81,6 +81,12 @@ const DEBOUNCE_MS = 100;
 const TICK_MS = 5000;
 
 /** A failed read of the tenant's Services, in fixed words (the tenant's own never reach status). */
+/**
+ * The most the reporter reads of one tenant answer that is not a list page or a watch event (an apply's, a
+ * Status): MetalLB's objects come back in a few kilobytes.
+ */
+export const TENANT_ANSWER_BYTES = 1024 * 1024;
+
 function healthOf(error: KubeApiError): TenantHealth {
   const c = classifyTenantError(error, "the kubeconfig's identity may not list and watch Services");
   return { state: c.reason, message: `cannot read the tenant's Services: ${c.message}` };
@@ -259,7 +265,8 @@ class TenantLoop {
 
   /** Watches the tenant's Services through its kubeconfig. */
   #watchServices(connection: KubeConnection): void {
-    const client = createKubeClient(connection, { retries: 0 });
+    // A tenant answers what it likes: every answer is capped (list pages and watch events by the watch itself).
+    const client = createKubeClient(connection, { retries: 0, maxResponseBytes: TENANT_ANSWER_BYTES });
     this.#tenantClient = client;
     this.#watcher = startWatch({
       client,
