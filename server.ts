@@ -42,6 +42,9 @@ const loaded = loadConfig(env);
 if (!loaded.ok) fail(`invalid configuration: ${loaded.message}`);
 const config = loaded.config;
 
+/** The heap the admission reviews in flight may take on this thread, when hooks run in workers. */
+const MAIN_THREAD_REQUEST_HEAP = 48 * 1024 * 1024;
+
 const init: WorkerInit = {
   bodyLimitBytes: config.bodyLimitBytes,
   clockOverride: config.clockOverride,
@@ -108,8 +111,10 @@ const service = createApp({
   webhookBodyLimitBytes: config.admission.bodyLimitBytes,
   webhookConcurrency: config.admission.concurrency,
   webhookQueueBytes: config.admission.queueBytes,
-  // Every body this thread parses (admission reviews; hooks too when HOOK_WORKERS is 0) is charged first.
-  heapBudget: createHeapBudget(),
+  // Every body this thread parses (admission reviews; hooks too when HOOK_WORKERS is 0) is charged first. With
+  // workers, reviews alone are parsed here, beside the admission cache: they may hold 48 MiB at once (a review of
+  // the API server's 7 MiB bound takes about 30).
+  heapBudget: createHeapBudget(config.workers > 0 ? { maxInFlight: MAIN_THREAD_REQUEST_HEAP } : {}),
   ...(pool ? { offload: pool, queueBytes: config.queueBytes } : {}),
   ...(kube ? { kube } : {}),
   ...(cache ? { cacheStats: () => cache!.stats() } : {}),
@@ -192,8 +197,6 @@ const webhookServer = config.webhook
     keyFile: config.webhook.keyFile,
     ...(config.webhook.client ? { clientCaFile: config.webhook.client.caFile } : {}),
     listener: "webhooks",
-    // The API server's calls, multiplexed on one connection (docs/performance.md).
-    http2: true,
     reloadSeconds: config.tls?.reloadSeconds ?? 10,
     log,
     onListen: ({ hostname, port }) =>

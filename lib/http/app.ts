@@ -37,6 +37,8 @@ export interface AppOptions {
   readonly heapBudget?: HeapBudget;
   /** A hook worker's view of the poisoned parents (see `Runtime.poison`). */
   readonly poison?: Runtime["poison"];
+  /** How long bodies may take to arrive; see `Runtime.bodyReadSeconds`. */
+  readonly bodyReadSeconds?: Runtime["bodyReadSeconds"];
   readonly clockOverride: boolean;
   readonly hookConfig: HookConfig;
   readonly routes: readonly RouteRegistrar[];
@@ -195,6 +197,7 @@ export function createApp(options: AppOptions): HookService {
     kube: options.kube,
     heapBudget: options.heapBudget,
     poison: options.poison,
+    bodyReadSeconds: options.bodyReadSeconds,
   };
   let shuttingDown = false;
   const lifecycle: Lifecycle = {

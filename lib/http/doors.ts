@@ -57,6 +57,38 @@ export class Gate {
   }
 }
 
+/**
+ * How long a request's body may take to arrive: Metacontroller and the API server send a whole body at once, so a
+ * body that trickles in is a caller holding a place at the door. Hook bodies may be 80 MB (large pools).
+ */
+export const BODY_READ_SECONDS = { hooks: 30, webhooks: 10 } as const;
+
+function bodySeconds(c: Context<AppEnv>): number {
+  const limits = c.get("runtime")?.bodyReadSeconds ?? BODY_READ_SECONDS;
+  return c.req.path.startsWith("/webhooks/") ? limits.webhooks : limits.hooks;
+}
+
+/** A request's body, or `undefined` when it did not arrive within its time (see {@linkcode BODY_READ_SECONDS}). */
+export async function readBodyWithin(c: Context<AppEnv>): Promise<ArrayBuffer | undefined> {
+  const seconds = bodySeconds(c);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((
+    resolve,
+  ) => (timer = setTimeout(() => resolve(undefined), seconds * 1000)));
+  try {
+    return await Promise.race([c.req.arrayBuffer(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The answer to a body that did not arrive in time: 408, and the connection is closed unread. */
+export function bodyTooSlow(c: Context<AppEnv>): Response {
+  const seconds = bodySeconds(c);
+  c.set("failure", `the body did not arrive within ${seconds}s`);
+  return jsonError(c, 408, `the request body did not arrive within ${seconds}s`);
+}
+
 /** The bytes a request's body will take, by its `content-length`; the body limit when it does not say. */
 export function declaredSize(header: string | undefined, limit: number): number {
   const n = header === undefined ? NaN : Number(header);
@@ -97,7 +129,8 @@ export function offloadDoor(o: OffloadDoorOptions): { middleware: Middleware; fu
         const v = c.req.header(name);
         if (v !== undefined) headers[name] = v;
       }
-      const body = await c.req.arrayBuffer();
+      const body = await readBodyWithin(c);
+      if (body === undefined) return bodyTooSlow(c);
       const now = runtime.clock().toISOString();
       const reply = await offload.submit({ route: c.req.path, body, headers, now });
       if (reply === "busy") return busy(c);
@@ -125,26 +158,40 @@ export interface WebhookDoorOptions {
   readonly retryAfterSeconds?: number | undefined;
 }
 
+/** A review of more than this many bytes is large: the API server's reviews of our kinds are a few kilobytes. */
+export const LARGE_REVIEW_BYTES = 64 * 1024;
+
 /**
- * The door to admission: reviews in at once and the bytes of their bodies, whoever sends them. A review past it
- * is answered 429 before its body is read; the API server then applies the webhook's failure policy, and a
+ * The door to admission: reviews in at once and the bytes of their bodies, whoever sends them. Large reviews
+ * (over {@linkcode LARGE_REVIEW_BYTES}) have a lane of their own, a quarter of the places and the byte bound, so
+ * that a caller sending megabytes never takes the places of the API server's small reviews. A review past its
+ * lane is answered 429 before its body is read; the API server then applies the webhook's failure policy, and a
  * client sees it as a refusal it may retry.
  */
 export function webhookDoor(o: WebhookDoorOptions): Middleware {
-  const gate = new Gate(() => o.concurrency, o.queueBytes);
+  const all = new Gate(() => o.concurrency, Infinity);
+  const large = new Gate(() => Math.max(1, Math.floor(o.concurrency / 4)), o.queueBytes);
   const retryAfter = String(o.retryAfterSeconds ?? 2);
   return async (c, next) => {
     if (c.req.method !== "POST" || !o.known.has(`POST ${c.req.path}`)) return next();
     const size = declaredSize(c.req.header("content-length"), o.bodyLimitBytes);
-    if (!gate.enter(size)) {
-      c.header("Retry-After", retryAfter);
-      c.set("failure", `admission busy: ${gate.inFlight} reviews (${gate.bytes} bytes) in`);
-      return jsonError(c, 429, `busy: ${gate.inFlight} admission reviews in progress; retry later`);
+    const lane = size > LARGE_REVIEW_BYTES ? large : undefined;
+    if (lane && !lane.enter(size)) return busy(c, lane, "large admission reviews");
+    if (!all.enter(size)) {
+      lane?.leave(size);
+      return busy(c, all, "admission reviews");
     }
     try {
       await next();
     } finally {
-      gate.leave(size);
+      all.leave(size);
+      lane?.leave(size);
     }
   };
+
+  function busy(c: Context<AppEnv>, gate: Gate, what: string): Response {
+    c.header("Retry-After", retryAfter);
+    c.set("failure", `admission busy: ${gate.inFlight} ${what} (${gate.bytes} bytes) in`);
+    return jsonError(c, 429, `busy: ${gate.inFlight} ${what} in progress; retry later`);
+  }
 }

@@ -18,6 +18,8 @@ export interface Runtime {
   readonly hookConfig: HookConfig;
   /** The API reader admission uses; absent where nothing reads the API (workers, most tests). */
   readonly kube?: KubeClient | undefined;
+  /** How long a hook's and a review's body may take to arrive (`BODY_READ_SECONDS` by default). */
+  readonly bodyReadSeconds?: { readonly hooks: number; readonly webhooks: number } | undefined;
   /** What a body may cost the heap before it is parsed; unbounded without one. */
   readonly heapBudget?: HeapBudget | undefined;
   /**

@@ -1,5 +1,5 @@
 /**
- * The heap a request may take before it is parsed: each body is charged what {@linkcode jsonHeapEstimate} says its
+ * The heap a request may take before it is parsed: each body is charged what `jsonHeapEstimate` says its
  * parse can take (for Kubernetes objects about 2.5 times what it takes, which also covers the schemas' reading),
  * against a share of the isolate's heap limit less what the isolate already holds and what the requests in flight
  * were charged. A body that does not fit is
@@ -9,9 +9,9 @@
  * @module
  */
 import { getHeapStatistics } from "node:v8";
-import { jsonHeapEstimate } from "./json_cost.ts";
+import { scanJson } from "./json_cost.ts";
 
-/** The most any byte can be charged by {@linkcode jsonHeapEstimate} (an `{`: a slot and an object). */
+/** The most any byte can be charged by `jsonHeapEstimate` (an `{`: a slot and an object). */
 export const JSON_WORST_PER_BYTE = 88;
 
 /** What a body was charged, to give back once its request is answered. */
@@ -20,14 +20,17 @@ export interface HeapCharge {
   release(): void;
 }
 
-/** A body that does not fit: what it would need (`Infinity`: more than `limit`) and what was there. */
+/** A body that does not fit, or is nested too deep to read. */
 export interface HeapRefusal {
+  /** What its parse could take (`Infinity`: more than `limit`). */
   readonly need: number;
   readonly available: number;
-  /** What requests may take in all. */
+  /** The most requests may take at once. */
   readonly limit: number;
   /** Whether it could never fit, even in an empty heap (a 413), rather than not now (a 503). */
   readonly never: boolean;
+  /** Nested deeper than `MAX_JSON_DEPTH`. */
+  readonly tooDeep?: boolean;
 }
 
 /** The heap requests may take, shared by the requests in flight. */
@@ -36,7 +39,7 @@ export interface HeapBudget {
   charge(body: Uint8Array): HeapCharge | HeapRefusal;
   /** Bytes charged to requests in flight now. */
   readonly charged: number;
-  /** The share of the heap limit requests may take in all, in bytes. */
+  /** The most requests may take at once, in bytes. */
   readonly limit: number;
 }
 
@@ -44,6 +47,11 @@ export interface HeapBudget {
 export interface HeapBudgetOptions {
   /** The share of the heap limit that the isolate's own holdings and the requests in flight may reach (0–1). */
   readonly share?: number;
+  /**
+   * The most all requests in flight may be charged, whatever the heap has room for: a thread that holds more
+   * than requests (the admission cache) keeps its room, and the process's resident memory its bound.
+   */
+  readonly maxInFlight?: number;
   /** The isolate's heap limit in bytes (`heap_size_limit`). */
   readonly heapLimit?: () => number;
   /** The heap the isolate holds now (`used_heap_size`). */
@@ -51,7 +59,8 @@ export interface HeapBudgetOptions {
 }
 
 /**
- * Creates the heap budget of this isolate.
+ * Creates the heap budget of this isolate. Every body is scanned (`jsonParseCost`: its text and the
+ * value its parse builds), so that nesting past `MAX_JSON_DEPTH` is refused too.
  *
  * @example
  * ```ts
@@ -66,24 +75,26 @@ export function createHeapBudget(options: HeapBudgetOptions = {}): HeapBudget {
   const share = options.share ?? 0.75;
   const heapLimit = options.heapLimit ?? (() => getHeapStatistics().heap_size_limit);
   const heapUsed = options.heapUsed ?? (() => getHeapStatistics().used_heap_size);
+  const limitNow = () => Math.min(Math.floor(heapLimit() * share), options.maxInFlight ?? Infinity);
   let charged = 0;
   return {
     get charged() {
       return charged;
     },
     get limit() {
-      return Math.floor(heapLimit() * share);
+      return limitNow();
     },
     charge(body: Uint8Array): HeapCharge | HeapRefusal {
-      const limit = Math.floor(heapLimit() * share);
-      const available = Math.max(0, limit - heapUsed() - charged);
-      // A body that cannot need more than what is there is not scanned: most are a few kilobytes.
-      const worst = JSON_WORST_PER_BYTE * body.length;
-      const need = worst <= available ? worst : jsonHeapEstimate(body, available);
-      if (need > available) {
-        const alone = jsonHeapEstimate(body, limit);
-        return { need: alone, available, limit, never: alone > limit };
-      }
+      const limit = limitNow();
+      const room = Math.floor(heapLimit() * share) - heapUsed();
+      const available = Math.max(0, Math.min(room, limit) - charged);
+      // One scan, as far as the most a body could ever get: it says both "not now" and "never".
+      const scan = scanJson(body, limit);
+      const need = scan.tooDeep || !Number.isFinite(scan.cost)
+        ? Infinity
+        : scan.cost + body.length * (scan.wide ? 2 : 1);
+      if (scan.tooDeep) return { need, available, limit, never: true, tooDeep: true };
+      if (need > available) return { need, available, limit, never: need > limit };
       charged += need;
       let released = false;
       return {

@@ -50,9 +50,26 @@ const COLON = 0x3a;
 const COMMA = 0x2c;
 
 /**
+ * Deepest nesting read: Go's `encoding/json` refuses deeper documents, so no object the API server stores, and no
+ * request Metacontroller or the API server builds of them, is deeper. Past it a body is refused unparsed.
+ */
+export const MAX_JSON_DEPTH = 10_000;
+
+/** What a scan found: the heap of the parsed value, whether a string may be past Latin-1, too deep to read. */
+export interface JsonScan {
+  /** Upper bound of the parsed value's heap, or `Infinity` past the budget (the scan stopped there). */
+  readonly cost: number;
+  /** Whether any string may hold a character past Latin-1 (the body's text is then two bytes a character). */
+  readonly wide: boolean;
+  /** Nested deeper than {@linkcode MAX_JSON_DEPTH} (the scan stopped there). */
+  readonly tooDeep: boolean;
+}
+
+/**
  * An upper bound of the heap `JSON.parse` takes for `bytes` (UTF-8 JSON), the parsed value and its strings, or
- * `Infinity` as soon as it passes `budget`: the scan stops there, so a body far over the budget costs no more to
- * refuse than one just over it. Malformed JSON is estimated as if it parsed (the parse then fails, costing less).
+ * `Infinity` as soon as it passes `budget` (or nests past {@linkcode MAX_JSON_DEPTH}): the scan stops there, so a
+ * body far over the budget costs no more to refuse than one just over it. Malformed JSON is estimated as if it
+ * parsed (the parse then fails, costing less).
  *
  * @example
  * ```ts
@@ -62,6 +79,23 @@ const COMMA = 0x2c;
  * ```
  */
 export function jsonHeapEstimate(bytes: Uint8Array, budget: number): number {
+  const scan = scanJson(bytes, budget);
+  return scan.tooDeep ? Infinity : scan.cost;
+}
+
+/**
+ * What parsing `bytes` takes at its peak: the text `JSON.parse` reads (one byte a character, two when a string may
+ * be past Latin-1) and the value it builds ({@linkcode scanJson}), or `Infinity` past `budget` or too deep.
+ */
+export function jsonParseCost(bytes: Uint8Array, budget: number): number {
+  const scan = scanJson(bytes, budget);
+  if (scan.tooDeep) return Infinity;
+  const cost = scan.cost + bytes.length * (scan.wide ? 2 : 1);
+  return cost > budget ? Infinity : cost;
+}
+
+/** Scans a JSON body once: see {@linkcode JsonScan}. */
+export function scanJson(bytes: Uint8Array, budget: number): JsonScan {
   const c = JSON_TOKEN_COST;
   const keys = new KeySet(bytes);
   let cost = 0;
@@ -69,11 +103,13 @@ export function jsonHeapEstimate(bytes: Uint8Array, budget: number): number {
   // are a stack of bits (1: an object), so nesting a million deep costs the scan 125 KB, not a million slots.
   const open = new ContainerStack();
   let expectKey = false;
+  let wide = false;
   const n = bytes.length;
   for (let i = 0; i < n; i++) {
     const b = bytes[i]!;
     if (b === QUOTE) {
       const end = closingQuote(bytes, i + 1);
+      if (end < 0) wide = true;
       const perByte = end < 0 ? c.perWideStringByte : c.perStringByte;
       const close = end < 0 ? -end - 1 : end;
       const length = close - i - 1;
@@ -86,11 +122,11 @@ export function jsonHeapEstimate(bytes: Uint8Array, budget: number): number {
       i = close;
     } else if (b === OPEN_OBJECT) {
       cost += c.slot + c.object;
-      open.push(true);
+      if (open.push(true) > MAX_JSON_DEPTH) return { cost, wide, tooDeep: true };
       expectKey = true;
     } else if (b === OPEN_ARRAY) {
       cost += c.slot + c.array;
-      open.push(false);
+      if (open.push(false) > MAX_JSON_DEPTH) return { cost, wide, tooDeep: true };
     } else if (b === COMMA) {
       expectKey = open.top();
     } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
@@ -107,14 +143,15 @@ export function jsonHeapEstimate(bytes: Uint8Array, budget: number): number {
       cost += c.slot;
       while (i + 1 < n && bytes[i + 1]! >= 0x61 && bytes[i + 1]! <= 0x7a) i++;
     }
-    if (cost > budget) return Infinity;
+    if (cost > budget) return { cost: Infinity, wide, tooDeep: false };
   }
-  return cost;
+  return { cost, wide, tooDeep: false };
 }
 
 /**
  * The index of the quote that closes a string whose text starts at `from` (or the end of the bytes), negated
- * (`-index - 1`) when the string may hold a character past Latin-1.
+ * (`-index - 1`) when the string may hold a character past Latin-1 (a UTF-8 lead byte of 0xC4 or more, or a
+ * `\u` escape past `\u00FF`).
  */
 function closingQuote(bytes: Uint8Array, from: number): number {
   const n = bytes.length;
@@ -125,7 +162,8 @@ function closingQuote(bytes: Uint8Array, from: number): number {
     const b = bytes[i]!;
     if (b === QUOTE) return wide ? -i - 1 : i;
     if (b === BACKSLASH) {
-      wide = true;
+      // Only a \u escape of a character past Latin-1 makes the string wide; \" \\ \n and the like do not.
+      if (bytes[i + 1] === 0x75 && !latin1Escape(bytes, i + 2)) wide = true;
       i += 2;
     } else {
       if (b >= 0xc4) wide = true;
@@ -211,7 +249,8 @@ class ContainerStack {
   #bits = new Uint8Array(64);
   #depth = 0;
 
-  push(object: boolean): void {
+  /** Pushes a container; returns the depth it opens. */
+  push(object: boolean): number {
     if (this.#depth >> 3 >= this.#bits.length) {
       const grown = new Uint8Array(this.#bits.length * 2);
       grown.set(this.#bits);
@@ -220,6 +259,7 @@ class ContainerStack {
     const at = this.#depth++;
     if (object) this.#bits[at >> 3]! |= 1 << (at & 7);
     else this.#bits[at >> 3]! &= ~(1 << (at & 7));
+    return this.#depth;
   }
 
   pop(): void {
@@ -231,6 +271,11 @@ class ContainerStack {
     const at = this.#depth - 1;
     return at >= 0 && (this.#bits[at >> 3]! & (1 << (at & 7))) !== 0;
   }
+}
+
+/** Whether the four hex digits at `at` (a `\\u` escape's) name a Latin-1 character (`00XX`). */
+function latin1Escape(bytes: Uint8Array, at: number): boolean {
+  return bytes[at] === 0x30 && bytes[at + 1] === 0x30;
 }
 
 function isNumberByte(b: number): boolean {

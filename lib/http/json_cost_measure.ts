@@ -44,8 +44,8 @@ function kubeObject(i: number): string {
 export const SHAPES: Record<string, () => string> = {
   "empty objects": () => repeated("{}"),
   "empty arrays": () => repeated("[]"),
-  "nested arrays": () => "[".repeat(SIZE / 2) + "]".repeat(SIZE / 2),
-  "nested objects": () => '{"a":'.repeat(SIZE / 6) + "0" + "}".repeat(SIZE / 6),
+  "nested arrays": () => repeated("[".repeat(5000) + "]".repeat(5000)),
+  "nested objects": () => repeated('{"a":'.repeat(2000) + "0" + "}".repeat(2000)),
   "objects of one unique key": () => unique((i) => `{"${i.toString(36)}":0}`),
   "one object of unique keys": () => unique((i) => `"${i.toString(36)}":{}`, "{", "}"),
   "numbers": () => repeated("0.5"),

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { jsonHeapEstimate } from "./json_cost.ts";
+import { jsonHeapEstimate, jsonParseCost, MAX_JSON_DEPTH, scanJson } from "./json_cost.ts";
 import { SHAPES } from "./json_cost_measure.ts";
 import { createHeapBudget, isHeapRefusal, JSON_WORST_PER_BYTE } from "./heap_budget.ts";
 
@@ -55,31 +55,61 @@ Deno.test("the estimate's scan", async (t) => {
     assert.ok(other > twice, "a new key costs more than one met before");
   });
   await t.step("escaped quotes do not end a string", () => {
-    // The same length, one escape each: one string, whatever the escape is.
+    // The same length, one escape each: one string, whatever the escape is; only \u past Latin-1 is wide.
     const newline = jsonHeapEstimate(encode('["abc\\nefgh"]'), Infinity);
     assert.equal(jsonHeapEstimate(encode('["abc\\"efgh"]'), Infinity), newline);
-    assert.ok(newline > jsonHeapEstimate(encode('["abcxxefgh"]'), Infinity), "an escape may be wide");
+    assert.equal(newline, jsonHeapEstimate(encode('["abcxxefgh"]'), Infinity));
+    assert.ok(
+      jsonHeapEstimate(encode('["a\\u20acefgh"]'), Infinity) >
+        jsonHeapEstimate(encode('["a\\u00e9efgh"]'), Infinity),
+    );
   });
-  await t.step("nesting a million deep is scanned without a million slots", () => {
-    const deep = encode("[".repeat(1_000_000) + "]".repeat(1_000_000));
-    assert.equal(jsonHeapEstimate(deep, Infinity), 1_000_000 * 80);
+  await t.step("nesting to Go's limit is scanned; past it the scan stops at once", () => {
+    const at = (depth: number) => encode("[".repeat(depth) + "]".repeat(depth));
+    assert.equal(jsonHeapEstimate(at(MAX_JSON_DEPTH), Infinity), MAX_JSON_DEPTH * 80);
+    assert.equal(jsonHeapEstimate(at(MAX_JSON_DEPTH + 1), Infinity), Infinity);
+    assert.equal(scanJson(at(1_000_000), Infinity).tooDeep, true);
+  });
+  await t.step("the parse's peak counts its text, two bytes a character when a string may be wide", () => {
+    const ascii = encode('["abc"]');
+    const wide = encode('["ab\\u20ac"]');
+    assert.equal(jsonParseCost(ascii, Infinity), jsonHeapEstimate(ascii, Infinity) + ascii.length);
+    assert.equal(jsonParseCost(wide, Infinity), jsonHeapEstimate(wide, Infinity) + 2 * wide.length);
   });
 });
 
 Deno.test("the heap budget", async (t) => {
-  await t.step("a small body is charged the worst per byte without a scan, and given back", () => {
+  await t.step("a body is charged its parse's peak, and given it back once", () => {
     const budget = createHeapBudget({ share: 1, heapLimit: () => 1 << 30, heapUsed: () => 0 });
-    const charge = budget.charge(encode('{"a":1}'));
+    const body = encode('{"a":1}');
+    const charge = budget.charge(body);
     assert.ok(!isHeapRefusal(charge));
-    assert.equal(charge.bytes, JSON_WORST_PER_BYTE * 7);
+    assert.equal(charge.bytes, jsonParseCost(body, Infinity));
     assert.equal(budget.charged, charge.bytes);
     charge.release();
     charge.release();
     assert.equal(budget.charged, 0, "released once");
   });
+  await t.step("requests in flight are held to maxInFlight, whatever the heap has room for", () => {
+    const budget = createHeapBudget({
+      share: 1,
+      maxInFlight: 1000,
+      heapLimit: () => 1 << 30,
+      heapUsed: () => 0,
+    });
+    const small = budget.charge(encode("[1,2,3,4,5,6,7,8,9,10]"));
+    assert.ok(!isHeapRefusal(small));
+    const big = budget.charge(encode(`[${"1,".repeat(100)}1]`));
+    assert.ok(isHeapRefusal(big) && big.never, "over the bound alone: never");
+  });
+  await t.step("too deep is refused as such", () => {
+    const budget = createHeapBudget({ share: 1, heapLimit: () => 1 << 30, heapUsed: () => 0 });
+    const refusal = budget.charge(encode("[".repeat(20_000) + "]".repeat(20_000)));
+    assert.ok(isHeapRefusal(refusal) && refusal.tooDeep && refusal.never);
+  });
   await t.step("charges add up: past the share, the next is refused until one is given back", () => {
     const budget = createHeapBudget({ share: 0.5, heapLimit: () => 4000, heapUsed: () => 0 });
-    const body = encode("[1,2,3]"); // 7 bytes: 616 charged without a scan, 176 by the scan
+    const body = encode("[1,2,3]"); // 7 bytes: 183 charged
     const a = budget.charge(body);
     assert.ok(!isHeapRefusal(a));
     const charges = [a];
@@ -101,10 +131,10 @@ Deno.test("the largest pool syncs the manifests serve fit their worker's budget"
   const { poolSyncBody } = await import("../../bench/pool_data.ts");
   // 5,000 grants with their IPAllocations as Metacontroller sends them: the base's 16 MiB body limit.
   const body = encode(poolSyncBody(5000, 10, "v2", "as-sent"));
-  const perByte = jsonHeapEstimate(body, Infinity) / body.length;
+  const perByte = jsonParseCost(body, Infinity) / body.length;
   const MIB = 1024 * 1024;
   const held = 40 * MIB; // a worker's own heap, measured at 20-30 MiB
-  assert.ok(perByte * 16 * MIB <= 0.75 * 192 * MIB - held, `base: ${perByte.toFixed(2)} per byte`);
-  // examples/kustomize/large-pools: an 80 MiB body limit (20,000 grants are 64 MB), isolates of 416 MiB.
-  assert.ok(perByte * 80 * MIB <= 0.75 * 416 * MIB - held, `large pools: ${perByte.toFixed(2)} per byte`);
+  assert.ok(perByte * 16 * MIB <= 0.75 * 160 * MIB - held, `base: ${perByte.toFixed(2)} per byte`);
+  // examples/kustomize/large-pools: an 80 MiB body limit (20,000 grants are 64 MB), isolates of 512 MiB.
+  assert.ok(perByte * 80 * MIB <= 0.75 * 512 * MIB - held, `large pools: ${perByte.toFixed(2)} per byte`);
 });

@@ -93,7 +93,15 @@ export interface PoolOptions {
   readonly deadlineMs?: number;
   /** Milliseconds since the epoch, for how long a poisoned parent stays so; `Date.now` by default. */
   readonly clock?: () => number;
+  /**
+   * Requests with a body larger than this (bytes) never run on the first worker when there are several: it keeps
+   * to small ones. Default {@linkcode DEFAULT_LARGE_BYTES}.
+   */
+  readonly largeBytes?: number;
 }
+
+/** A request larger than this is large for the pool: 1 MiB (a Team or TenantCluster sync is tens of kilobytes). */
+export const DEFAULT_LARGE_BYTES = 1024 * 1024;
 
 interface Task {
   readonly id: number;
@@ -163,6 +171,7 @@ class WorkerPool {
   readonly #queue: Task[] = [];
   readonly #slots: Slot[] = [];
   readonly #deadlineMs: number;
+  readonly #largeBytes: number;
   readonly #poison: PoisonRegistry;
   #timedOut = 0;
   #nextId = 0;
@@ -173,6 +182,7 @@ class WorkerPool {
   constructor(options: PoolOptions) {
     this.#options = options;
     this.#deadlineMs = options.deadlineMs ?? 0;
+    this.#largeBytes = options.largeBytes ?? DEFAULT_LARGE_BYTES;
     this.#poison = new PoisonRegistry(options.clock);
     this.ready = new Promise<void>((resolve, reject) => (this.#settle = { resolve, reject }));
     for (let i = 0; i < options.workers; i++) {
@@ -289,10 +299,14 @@ class WorkerPool {
 
   /** Gives queued requests to idle workers, each with its deadline. */
   #pump(): void {
-    for (const slot of this.#slots) {
+    for (const [index, slot] of this.#slots.entries()) {
       if (slot.task || slot.broken) continue;
-      const task = this.#queue.shift();
-      if (!task) return;
+      // The first worker of several keeps to small requests, so a large one (a pool sync of megabytes, or what a
+      // hostile parent makes of a hook) never holds every small one behind it.
+      const smallOnly = index === 0 && this.#slots.length > 1;
+      const at = this.#queue.findIndex((t) => !smallOnly || t.request.body.byteLength <= this.#largeBytes);
+      if (at < 0) continue;
+      const [task] = this.#queue.splice(at, 1) as [Task];
       slot.task = task;
       if (this.#deadlineMs > 0) slot.timer = setTimeout(() => this.#expire(slot, task), this.#deadlineMs);
       slot.worker.postMessage({ type: "run", id: task.id, request: task.request }, [task.request.body]);

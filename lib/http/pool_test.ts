@@ -246,3 +246,30 @@ Deno.test("the pool poisons a parent whose runs keep failing, and tells every wo
     assert.equal(pool.stats().poisoned, 0);
   });
 });
+
+Deno.test("with several workers, the first keeps to small requests", async () => {
+  const workers: FakeWorker[] = [];
+  const pool = createWorkerPool({
+    workers: 2,
+    queueLimit: 4,
+    init: {},
+    largeBytes: 10,
+    spawn: () => (workers.push(new FakeWorker()), workers.at(-1)!),
+  });
+  await pool.ready;
+  const large1 = pool.submit(req("a large request"));
+  const large2 = pool.submit(req("another large one"));
+  await tick();
+  assert.equal(workers[0]!.runs.length, 0, "the first worker is not given a large request");
+  assert.equal(workers[1]!.runs.length, 1);
+  const small = pool.submit(req("small"));
+  await tick();
+  assert.equal(workers[0]!.runs.length, 1, "a small one passes the large one queued, on the first worker");
+  workers[0]!.answer();
+  assert.deepEqual(await small, { status: 200, body: "small" });
+  workers[1]!.answer();
+  await tick();
+  workers[1]!.answer();
+  assert.equal((await large1 as { body: string }).body, "a large request");
+  assert.equal((await large2 as { body: string }).body, "another large one");
+});

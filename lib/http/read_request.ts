@@ -10,6 +10,8 @@ import { formatPath } from "../contract/mod.ts";
 import type { AppEnv } from "./env.ts";
 import { capped, jsonError } from "./errors.ts";
 import { type HeapRefusal, isHeapRefusal } from "./heap_budget.ts";
+import { MAX_JSON_DEPTH } from "./json_cost.ts";
+import { bodyTooSlow, readBodyWithin } from "./doors.ts";
 
 function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
@@ -47,7 +49,9 @@ export async function readRequest(
       }: expected application/json`,
     );
   }
-  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  const received = await readBodyWithin(c);
+  if (received === undefined) return bodyTooSlow(c);
+  const bytes = new Uint8Array(received);
   const budget = c.get("runtime").heapBudget;
   const charge = budget?.charge(bytes);
   if (charge && isHeapRefusal(charge)) return heapRefused(c, charge, bytes.length);
@@ -82,6 +86,10 @@ const MIB = 1024 * 1024;
 function heapRefused(c: Context<AppEnv>, refusal: HeapRefusal, length: number): Response {
   const mib = (n: number) => `${(n / MIB).toFixed(1)} MiB`;
   const need = Number.isFinite(refusal.need) ? mib(refusal.need) : `more than ${mib(refusal.limit)}`;
+  if (refusal.tooDeep) {
+    c.set("failure", `body of ${length} bytes refused: nested deeper than ${MAX_JSON_DEPTH} levels`);
+    return jsonError(c, 413, `the body (${length} bytes) is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   if (refusal.never) {
     c.set("failure", `body of ${length} bytes refused: its parse could need ${need} of heap`);
     return jsonError(

@@ -2,15 +2,15 @@
  * The HTTPS listener: serves the app with a key pair read from files and reloaded when they change (cert-manager
  * renews a Secret; the kubelet swaps the mounted files), and, given a client CA, asks every client for a
  * certificate and hands what it found to the app (`c.env.peer`), which decides per route. Deno's own
- * `Deno.serve` can neither verify client certificates nor swap its key pair, so this listener is `node:https`, or
- * `node:http2` with HTTP/1.1 allowed where HTTP/2 is asked for (the admission webhooks).
+ * `Deno.serve` can neither verify client certificates nor swap its key pair, so this listener is `node:https`.
+ * HTTP/1.1 only: Deno's `node:http2` runs nghttp2, and a burst of hostile admission calls (issue #46, the hostile
+ * tier) hit an assertion in it (`nghttp2_session.c: find_stream_on_goaway_func`) that aborts the whole process.
  *
  * @module
  */
 import { Buffer } from "node:buffer";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import https from "node:https";
-import http2 from "node:http2";
 import type { Server } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { Peer } from "./env.ts";
@@ -34,12 +34,6 @@ export interface ServeTlsOptions extends TlsFiles {
   readonly onListen?: (address: { hostname: string; port: number }) => void;
   /** Which listener this is, handed to the app with every request (when the service runs two). */
   readonly listener?: "hooks" | "webhooks";
-  /**
-   * Offer HTTP/2 (ALPN `h2`, HTTP/1.1 still accepted). The API server then multiplexes its concurrent admission
-   * calls on one connection instead of opening a TLS connection for each call beyond its idle pool (measured: 150
-   * new connections for 300 creates over HTTP/1.1).
-   */
-  readonly http2?: boolean;
 }
 
 /** A running HTTPS listener. */
@@ -89,7 +83,6 @@ function peerOf(socket: TLSSocket): Peer {
 function toRequest(req: IncomingMessage, origin: string): { request: Request; unread: () => boolean } {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
-    if (name.startsWith(":")) continue; // HTTP/2 pseudo-headers: method, path and authority are read below
     if (Array.isArray(value)) { for (const v of value) headers.append(name, v); }
     else if (value !== undefined) headers.set(name, value);
   }
@@ -143,8 +136,7 @@ async function send(
   const body = Buffer.from(await response.arrayBuffer());
   headers["content-length"] = String(body.length);
   const close = unread();
-  // HTTP/2 has no Connection header: destroying the request resets that stream only.
-  if (close && req.httpVersionMajor < 2) headers["connection"] = "close";
+  if (close) headers["connection"] = "close";
   res.writeHead(response.status, headers);
   res.end(body, () => {
     if (close) req.destroy();
@@ -229,17 +221,7 @@ export function serveTls(
     rejectUnauthorized: false,
   };
   const handle = handler(options, fetch, asked, log);
-  // HTTP/2 sessions stay open between calls: shutdown closes them (GOAWAY, in-flight streams finish first).
-  const sessions = new Set<http2.ServerHttp2Session>();
-  const server = options.http2
-    ? http2.createSecureServer(
-      { ...settings, allowHTTP1: true },
-      handle as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
-    ).on("session", (session: http2.ServerHttp2Session) => {
-      sessions.add(session);
-      session.on("close", () => sessions.delete(session));
-    })
-    : https.createServer(settings, handle);
+  const server = https.createServer(settings, handle);
   const ready = listen(server, options);
   function reload(): boolean {
     let next: Material;
@@ -272,7 +254,6 @@ export function serveTls(
       return new Promise<void>((resolve) => {
         server.close(() => resolve());
         (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
-        for (const session of sessions) session.close();
       });
     },
   };

@@ -217,26 +217,35 @@ export function createKubeClient(
     async remove(path) {
       await request("DELETE", path);
     },
-    async stream(path, signal) {
-      // A deadline on the answer's headers, then none: the caller bounds the stream's reads.
-      const opening = new AbortController();
-      const timer = setTimeout(
-        () => opening.abort(new DOMException("no answer", "TimeoutError")),
-        openTimeoutMs,
-      );
-      try {
-        const res = await attempt(path, "GET", undefined, AbortSignal.any([signal, opening.signal]));
-        if (res.status !== 200) throw await apiError(res, path, maxBytes);
-        return res;
-      } catch (err) {
-        throw err instanceof KubeApiError
-          ? err
-          : unreachable(opening.signal.aborted ? opening.signal.reason : err, path);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    stream: (path, signal) =>
+      openStream((sig) => attempt(path, "GET", undefined, sig), signal, openTimeoutMs, maxBytes, path),
   };
+}
+
+/**
+ * Opens a stream: the answer's headers within `openTimeoutMs`, then no deadline but `signal` (the caller bounds the
+ * stream's reads). A status other than 200 is a {@linkcode KubeApiError}.
+ */
+async function openStream(
+  attempt: (signal: AbortSignal) => Promise<Response>,
+  signal: AbortSignal,
+  openTimeoutMs: number,
+  maxBytes: number,
+  path: string,
+): Promise<Response> {
+  const opening = new AbortController();
+  const timer = setTimeout(() => opening.abort(new DOMException("no answer", "TimeoutError")), openTimeoutMs);
+  try {
+    const res = await attempt(AbortSignal.any([signal, opening.signal]));
+    if (res.status !== 200) throw await apiError(res, path, maxBytes);
+    return res;
+  } catch (err) {
+    throw err instanceof KubeApiError
+      ? err
+      : unreachable(opening.signal.aborted ? opening.signal.reason : err, path);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -8,6 +8,12 @@
  */
 import { KubeApiError } from "../kube/mod.ts";
 
+/**
+ * The most the reporter reads of one tenant answer that is not a list page or a watch event (an apply's, a
+ * Status): MetalLB's objects come back in a few kilobytes.
+ */
+export const TENANT_ANSWER_BYTES = 1024 * 1024;
+
 /** The classes of a failed tenant request. */
 export type TenantFailure =
   | "Unauthorized"

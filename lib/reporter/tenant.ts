@@ -28,7 +28,7 @@ import {
 } from "./inventory.ts";
 import type { Tenant } from "./tenants.ts";
 import { hash53 } from "./shards.ts";
-import { classifyTenantError } from "./classify.ts";
+import { classifyTenantError, TENANT_ANSWER_BYTES } from "./classify.ts";
 import { type KubeconfigTrouble, recheckDelayMs } from "./recheck.ts";
 import { METALLB_FIELD_MANAGER, metallbObjects } from "../metallb/mod.ts";
 import { metallbCondition, metallbFailure, type MetalLBOutcome } from "./metallb.ts";
@@ -81,12 +81,6 @@ const DEBOUNCE_MS = 100;
 const TICK_MS = 5000;
 
 /** A failed read of the tenant's Services, in fixed words (the tenant's own never reach status). */
-/**
- * The most the reporter reads of one tenant answer that is not a list page or a watch event (an apply's, a
- * Status): MetalLB's objects come back in a few kilobytes.
- */
-export const TENANT_ANSWER_BYTES = 1024 * 1024;
-
 function healthOf(error: KubeApiError): TenantHealth {
   const c = classifyTenantError(error, "the kubeconfig's identity may not list and watch Services");
   return { state: c.reason, message: `cannot read the tenant's Services: ${c.message}` };

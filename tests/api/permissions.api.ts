@@ -6,114 +6,8 @@
  * read, and an API server it was not given cannot be reached.
  */
 import assert from "node:assert/strict";
-import { loadKustomization, type Manifest } from "../../lib/testing/mod.ts";
-import {
-  cluster,
-  denoDir,
-  freePort,
-  installManifests,
-  kubectlOk,
-  mapShipped,
-  ROOT,
-  spawnLogged,
-  tokenKubeconfig,
-} from "./cluster.ts";
-
-const pki = (name: string) => Deno.readTextFileSync(`${cluster().dir}/${name}`);
-
-const container = loadKustomization(`${ROOT}/manifests`).find((o) =>
-  o.kind === "Deployment" && o.metadata.name === "butler-hooks"
-)!.spec.template.spec.containers[0] as Manifest;
-const env = Object.fromEntries(container.env.map((e: Manifest) => [e.name, String(e.value)]));
-
-interface Started {
-  hooks: string;
-  webhooks: string;
-  log: () => string;
-  child: Deno.ChildProcess;
-  stop: () => Promise<void>;
-}
-
-/**
- * Starts the Deployment's command line with its paths, ports and API server mapped onto this machine; `overrides`
- * replaces environment values (after mapping).
- */
-async function startShipped(
-  dir: string,
-  api: string,
-  overrides: Record<string, string> = {},
-): Promise<Started> {
-  const [port, webhookPort, cache] = [freePort(), freePort(), await denoDir()];
-  const mapped = (text: string) =>
-    mapShipped(text, [
-      ["/etc/butler", `${dir}/etc-butler`],
-      ["/var/run/secrets/kubernetes.io/serviceaccount", `${dir}/serviceaccount`],
-      ["/deno-dir", cache],
-      ["/app", ROOT],
-      [`0.0.0.0:${env.PORT}`, `127.0.0.1:${port}`],
-      [`0.0.0.0:${env.WEBHOOK_PORT}`, `127.0.0.1:${webhookPort}`],
-      ["$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)", api],
-    ]);
-  const args = (container.args as string[]).map(mapped);
-  const logFile = `${dir}/service-${port}.log`;
-  const child = spawnLogged([Deno.execPath(), ...args], logFile, {
-    ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, mapped(v)])),
-    HOST: "127.0.0.1",
-    PORT: String(port),
-    WEBHOOK_PORT: String(webhookPort),
-    // The pod's ServiceAccount, as a kubeconfig in the ServiceAccount folder (the in-cluster files' path is fixed).
-    KUBECONFIG: `${dir}/serviceaccount/kubeconfig`,
-    ...overrides,
-  });
-  const started: Started = {
-    hooks: `https://127.0.0.1:${port}`,
-    webhooks: `https://127.0.0.1:${webhookPort}`,
-    log: () => Deno.readTextFileSync(logFile),
-    child,
-    stop: async () => {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* gone */ }
-      await child.status;
-    },
-  };
-  return started;
-}
-
-async function ready(s: Started): Promise<boolean> {
-  const c = Deno.createHttpClient({ caCerts: [pki("ca.crt")] });
-  try {
-    for (let i = 0; i < 150; i++) {
-      try {
-        const res = await fetch(`${s.hooks}/readyz`, { client: c });
-        await res.body?.cancel();
-        if (res.ok) return true;
-      } catch { /* not listening yet */ }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return false;
-  } finally {
-    c.close();
-  }
-}
-
-async function post(url: string, body: unknown, as?: string): Promise<{ status: number; body: Manifest }> {
-  const c = Deno.createHttpClient({
-    caCerts: [pki("ca.crt")],
-    ...(as ? { cert: pki(`${as}.crt`), key: pki(`${as}.key`) } : {}),
-  });
-  try {
-    const res = await fetch(url, {
-      client: c,
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: await res.json() };
-  } finally {
-    c.close();
-  }
-}
+import { cluster, freePort, installManifests } from "./cluster.ts";
+import { post, ready, shippedServiceDir, startShipped } from "./shipped.ts";
 
 /** A ProviderConfig delete: the webhook lists the TenantClusters that use it, a read of the API. */
 const providerDelete = {
@@ -139,21 +33,8 @@ const providerDelete = {
 
 Deno.test("the shipped command line: narrowed permissions that are enough, and hold", async (t) => {
   await installManifests();
-  const dir = await Deno.makeTempDir();
-  Deno.mkdirSync(`${dir}/etc-butler/tls`, { recursive: true });
-  Deno.mkdirSync(`${dir}/serviceaccount`);
-  Deno.mkdirSync(`${dir}/outside`);
-  for (const [from, to] of [["hook.crt", "tls.crt"], ["hook.key", "tls.key"], ["ca.crt", "ca.crt"]]) {
-    Deno.copyFileSync(`${cluster().dir}/${from}`, `${dir}/etc-butler/tls/${to}`);
-    Deno.copyFileSync(`${cluster().dir}/${from}`, `${dir}/outside/${to}`);
-  }
-  Deno.copyFileSync(`${cluster().dir}/ca.crt`, `${dir}/serviceaccount/ca.crt`);
-  const token = (await kubectlOk(["create", "token", "butler-hooks", "-n", "butler-system", "--duration=1h"]))
-    .trim();
+  const { dir, kubeconfig } = await shippedServiceDir();
   const api = new URL(cluster().server).host;
-  const kubeconfig = (server: string) =>
-    tokenKubeconfig(server, token, { caFile: `${dir}/serviceaccount/ca.crt` });
-  Deno.writeTextFileSync(`${dir}/serviceaccount/kubeconfig`, kubeconfig(cluster().server));
   const unlisted = `127.0.0.1:${freePort()}`;
   Deno.writeTextFileSync(`${dir}/serviceaccount/other-api.kubeconfig`, kubeconfig(`https://${unlisted}`));
 

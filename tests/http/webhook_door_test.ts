@@ -119,8 +119,43 @@ Deno.test("the webhook door: reviews in at once and their bytes, answered 429 be
     await (await first).body?.cancel();
     assert.equal((await post(a, review)).status, 200, "the place is given back");
   });
+  await t.step("large reviews have a lane of their own: they never take the small ones' places", async () => {
+    const a = app({ webhookConcurrency: 4, webhookQueueBytes: 64 * MIB });
+    let hold!: ReadableStreamDefaultController<Uint8Array>;
+    const first = a.request("/webhooks/validate/providerconfig", {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": String(MIB) },
+      body: new ReadableStream<Uint8Array>({ start: (c) => void (hold = c) }),
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    const large = await post(a, paddedReview(100_000));
+    assert.equal(large.status, 429);
+    assert.match((await large.json()).error, /^busy: 1 large admission reviews in progress/);
+    assert.equal((await post(a, review)).status, 200, "a small review still gets in");
+    hold.close();
+    await (await first).body?.cancel();
+  });
   await t.step("past the bytes, unless it would be the only one", async () => {
     const a = app({ webhookConcurrency: 64, webhookQueueBytes: 1024 });
     assert.equal((await post(a, review)).status, 200, "alone, any size within the limit is let in");
   });
+});
+
+Deno.test("a body that trickles in is cut at its time, and its place at the door given back", async () => {
+  const a = app({
+    webhookConcurrency: 1,
+    webhookQueueBytes: 64 * MIB,
+    bodyReadSeconds: { hooks: 1, webhooks: 0.2 },
+  });
+  const slow = new ReadableStream<Uint8Array>({
+    start: (c) => void c.enqueue(new TextEncoder().encode("{")),
+  });
+  const res = await a.request("/webhooks/validate/providerconfig", {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-length": "100" },
+    body: slow,
+  });
+  assert.equal(res.status, 408);
+  assert.deepEqual(await res.json(), { error: "the request body did not arrive within 0.2s" });
+  assert.equal((await post(a, review)).status, 200, "the place is given back");
 });
