@@ -224,13 +224,17 @@ function heartbeatPeriod(input: InventoryInput, services: readonly InventoryServ
     : input.idleHeartbeatSeconds ?? input.heartbeatSeconds ?? IDLE_HEARTBEAT_SECONDS;
 }
 
+/** The `observedAt` of an inventory created for a tenant that could not be read yet: the epoch, never. */
+export const NEVER_OBSERVED = "1970-01-01T00:00:00Z";
+
 /**
  * The next inventory of a tenant. While the tenant is watched, the spec is written when its Services differ
  * from what is stored or `observedAt` is due: `heartbeatSeconds` old while a decision waits on the demand (a
  * Service pending, a growth allocation counting down to its release), `idleHeartbeatSeconds` otherwise. While it
  * is not watched, nothing in the spec is touched, so `observedAt` ages and the TenantCluster reports
- * `DemandUnknown` (after 5 or 30 minutes) instead of acting on a list nobody can vouch for. The status
- * (conditions `Reporting` and `Complete`, counts) is written when it changes.
+ * `DemandUnknown` (after 5 or 30 minutes) instead of acting on a list nobody can vouch for; a tenant never read
+ * gets an inventory observed {@linkcode NEVER_OBSERVED}, so that its status can say why. The status (conditions
+ * `Reporting` and `Complete`, counts) is written when it changes.
  *
  * @example
  * ```ts
@@ -268,8 +272,12 @@ export function planInventory(input: InventoryInput): InventoryPlan {
     if (reason) spec = { observedAt: formatTime(now), services };
   }
 
-  // Without an inventory there is nothing to put a status on: the first successful read creates it.
-  if (!exists && !spec) return {};
+  // A tenant that cannot be read still gets an inventory, to say why: observed at the epoch, that is never, so
+  // the TenantCluster takes its demand as unknown, as without one.
+  if (!exists && !spec) {
+    spec = { observedAt: NEVER_OBSERVED, services: [] };
+    reason = "created";
+  }
 
   const [reporting, complete] = inventoryConditions(input, all.length, kept.length, invalid);
   const written = spec?.services ?? stored.services ?? [];
