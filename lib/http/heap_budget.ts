@@ -59,8 +59,9 @@ export interface HeapBudgetOptions {
 }
 
 /**
- * Creates the heap budget of this isolate. Every body is scanned (`jsonParseCost`: its text and the
- * value its parse builds), so that nesting past `MAX_JSON_DEPTH` is refused too.
+ * Creates the heap budget of this isolate. A body that would fit even if every byte cost the most is charged so;
+ * any other is scanned (`jsonParseCost`: its text and the value its parse builds), and refused when it nests past
+ * `MAX_JSON_DEPTH` (deep nesting in a small body costs its parse little).
  *
  * @example
  * ```ts
@@ -88,25 +89,32 @@ export function createHeapBudget(options: HeapBudgetOptions = {}): HeapBudget {
       const limit = limitNow();
       const room = Math.floor(heapLimit() * share) - heapUsed();
       const available = Math.max(0, Math.min(room, limit) - charged);
-      // One scan, as far as the most a body could ever get: it says both "not now" and "never".
+      // A body whose every byte could cost the most and still fit is charged so, unscanned: most are kilobytes.
+      const worst = (JSON_WORST_PER_BYTE + 2) * body.length;
+      if (worst <= available) return take(worst);
+      // Else one scan, as far as the most a body could ever get: it says both "not now" and "never".
       const scan = scanJson(body, limit);
       const need = scan.tooDeep || !Number.isFinite(scan.cost)
         ? Infinity
         : scan.cost + body.length * (scan.wide ? 2 : 1);
       if (scan.tooDeep) return { need, available, limit, never: true, tooDeep: true };
       if (need > available) return { need, available, limit, never: need > limit };
-      charged += need;
-      let released = false;
-      return {
-        bytes: need,
-        release() {
-          if (released) return;
-          released = true;
-          charged -= need;
-        },
-      };
+      return take(need);
     },
   };
+
+  function take(need: number): HeapCharge {
+    charged += need;
+    let released = false;
+    return {
+      bytes: need,
+      release() {
+        if (released) return;
+        released = true;
+        charged -= need;
+      },
+    };
+  }
 }
 
 /** Whether a charge was refused. */

@@ -181,10 +181,10 @@ function closingQuote(bytes: Uint8Array, from: number): number {
  */
 class KeySet {
   readonly #bytes: Uint8Array;
-  #hashes = new Uint32Array(1024);
-  #starts = new Uint32Array(1024);
+  #hashes = new Uint32Array(64);
+  #starts = new Uint32Array(64);
   /** Length + 1 (0: an empty slot). */
-  #lengths = new Uint32Array(1024);
+  #lengths = new Uint32Array(64);
   #size = 0;
 
   constructor(bytes: Uint8Array) {

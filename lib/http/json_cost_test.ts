@@ -79,17 +79,20 @@ Deno.test("the estimate's scan", async (t) => {
 });
 
 Deno.test("the heap budget", async (t) => {
-  await t.step("a body is charged its parse's peak, and given it back once", () => {
-    const budget = createHeapBudget({ share: 1, heapLimit: () => 1 << 30, heapUsed: () => 0 });
-    const body = encode('{"a":1}');
-    const charge = budget.charge(body);
-    assert.ok(!isHeapRefusal(charge));
-    assert.equal(charge.bytes, jsonParseCost(body, Infinity));
-    assert.equal(budget.charged, charge.bytes);
-    charge.release();
-    charge.release();
-    assert.equal(budget.charged, 0, "released once");
-  });
+  await t.step(
+    "a small body is charged the most its bytes could cost, unscanned, and given it back once",
+    () => {
+      const budget = createHeapBudget({ share: 1, heapLimit: () => 1 << 30, heapUsed: () => 0 });
+      const body = encode('{"a":1}');
+      const charge = budget.charge(body);
+      assert.ok(!isHeapRefusal(charge));
+      assert.equal(charge.bytes, (JSON_WORST_PER_BYTE + 2) * body.length);
+      assert.equal(budget.charged, charge.bytes);
+      charge.release();
+      charge.release();
+      assert.equal(budget.charged, 0, "released once");
+    },
+  );
   await t.step("requests in flight are held to maxInFlight, whatever the heap has room for", () => {
     const budget = createHeapBudget({
       share: 1,
@@ -103,13 +106,13 @@ Deno.test("the heap budget", async (t) => {
     assert.ok(isHeapRefusal(big) && big.never, "over the bound alone: never");
   });
   await t.step("too deep is refused as such", () => {
-    const budget = createHeapBudget({ share: 1, heapLimit: () => 1 << 30, heapUsed: () => 0 });
+    const budget = createHeapBudget({ share: 1, heapLimit: () => 1 << 20, heapUsed: () => 0 });
     const refusal = budget.charge(encode("[".repeat(20_000) + "]".repeat(20_000)));
     assert.ok(isHeapRefusal(refusal) && refusal.tooDeep && refusal.never);
   });
   await t.step("charges add up: past the share, the next is refused until one is given back", () => {
     const budget = createHeapBudget({ share: 0.5, heapLimit: () => 4000, heapUsed: () => 0 });
-    const body = encode("[1,2,3]"); // 7 bytes: 183 charged
+    const body = encode("[1,2,3]"); // 7 bytes: 630 charged, unscanned
     const a = budget.charge(body);
     assert.ok(!isHeapRefusal(a));
     const charges = [a];
