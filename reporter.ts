@@ -8,7 +8,7 @@
 import client from "prom-client";
 import { clearLibraryVariables, loadReporterConfig, readEnv, REPORTER_VARIABLES } from "./lib/config/mod.ts";
 import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
-import { createKubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
+import { createDelegatedAuth, createKubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
 import { startReporter } from "./lib/reporter/mod.ts";
 
 const processLog = createProcessLog({ component: "reporter" });
@@ -32,8 +32,9 @@ if (!connection) fail("the reporter needs the Kubernetes API: run it in a pod or
 
 const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
+const kube = createKubeClient(connection, { timeoutMs: 10_000, retries: 2 });
 const reporter = startReporter({
-  kube: createKubeClient(connection, { timeoutMs: 10_000, retries: 2 }),
+  kube,
   identity: config.identity,
   namespace: config.namespace,
   location: { secretName: config.secretName, secretKey: config.secretKey },
@@ -46,6 +47,23 @@ const reporter = startReporter({
   log,
   registry,
 });
+
+// Who may read /metrics and /tenants: the API server says (TokenReview, SubjectAccessReview), as the Deployment
+// configures it. The probes are the kubelet's, and say nothing but the state.
+const readers = config.metricsAuth === "kubernetes" ? createDelegatedAuth({ kube }) : undefined;
+if (!readers) {
+  log({ msg: "/metrics and /tenants are readable by anyone who reaches the port (METRICS_AUTH=none)" });
+}
+
+/** The refusal of a read `readers` does not let in, or `undefined`. */
+async function refused(req: Request, path: string): Promise<Response | undefined> {
+  const verdict = readers && await readers.check(req.headers.get("authorization") ?? undefined, path);
+  if (!verdict || verdict.status === 200) return undefined;
+  return Response.json(
+    { error: `reading ${path} needs a token whose user may get it: ${verdict.reason}` },
+    { status: verdict.status },
+  );
+}
 
 const server = Deno.serve({
   hostname: config.host,
@@ -63,9 +81,13 @@ const server = Deno.serve({
       });
   }
   if (path === "/metrics") {
-    return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
+    return await refused(req, path) ??
+      new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
   }
-  if (path === "/tenants") return Response.json({ members: reporter.members(), tenants: reporter.tenants() });
+  if (path === "/tenants") {
+    return await refused(req, path) ??
+      Response.json({ members: reporter.members(), tenants: reporter.tenants() });
+  }
   return new Response("not found\n", { status: 404 });
 });
 

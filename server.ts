@@ -18,6 +18,7 @@ import {
 } from "./lib/http/mod.ts";
 import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import {
+  createDelegatedAuth,
   createEventWriter,
   createKubeCache,
   createKubeClient,
@@ -101,6 +102,15 @@ try {
 // otherwise the first review that reads starts it.
 if (config.webhook) cache?.start();
 
+// Who may read /metrics: the API server says (TokenReview, SubjectAccessReview), as the Deployment configures it.
+if (config.metricsAuth === "kubernetes" && !kube) {
+  fail(
+    "METRICS_AUTH=kubernetes needs the Kubernetes API (in a pod, or KUBECONFIG) to review readers' tokens",
+  );
+}
+const metricsAuth = config.metricsAuth === "kubernetes" && kube ? createDelegatedAuth({ kube }) : undefined;
+if (!metricsAuth) log({ msg: "/metrics is readable by anyone who reaches the listener (METRICS_AUTH=none)" });
+
 // Events (pool capacity) are written after the hook answered, with the same client; without API access they
 // are counted as failed and the hooks work as before.
 let events: EventWriter | undefined;
@@ -111,6 +121,9 @@ const service = createApp({
   webhookBodyLimitBytes: config.admission.bodyLimitBytes,
   webhookConcurrency: config.admission.concurrency,
   webhookQueueBytes: config.admission.queueBytes,
+  // Only the API server's authenticated reviews may write (the quota ledger, the pool registry): a stranger's
+  // review must change no stored object and no later decision.
+  admissionWrites: config.webhook?.client !== undefined,
   // Every body this thread parses (admission reviews; hooks too when HOOK_WORKERS is 0) is charged first. With
   // workers, reviews alone are parsed here, beside the admission cache: they may hold 48 MiB at once (a review of
   // the API server's 7 MiB bound takes about 30).
@@ -118,7 +131,9 @@ const service = createApp({
   ...(pool ? { offload: pool, queueBytes: config.queueBytes } : {}),
   ...(kube ? { kube } : {}),
   ...(cache ? { cacheStats: () => cache!.stats() } : {}),
+  ...(metricsAuth ? { metricsAuth } : {}),
   requireClientCert: config.tls?.clientCaFile !== undefined,
+  ...(config.tls?.clientNames ? { hookClientNames: config.tls.clientNames } : {}),
   separateWebhookListener: config.webhook !== undefined,
   ...(config.webhook?.client ? { webhookClientNames: config.webhook.client.names } : {}),
   onSignals: (signals) => {
@@ -133,8 +148,8 @@ if (kube) {
     kube,
     // The pod name (the kubelet sets HOSTNAME), so an Event says which replica wrote it.
     instance: env.HOSTNAME ?? "",
-    done: (signal, error) => {
-      service.domain.event(signal.reason, error ? "failed" : "written");
+    done: (signal, error, unverified) => {
+      service.domain.event(signal.reason, unverified ? "unverified" : error ? "failed" : "written");
       if (error) {
         log({ msg: "event not written", reason: signal.reason, object: signal.regarding.name, error });
       }
@@ -162,6 +177,23 @@ const listening = (scheme: string, port: number, hostname: string) =>
       }`
       : "this port",
   });
+if (config.tls?.clientCaFile && !config.tls.clientNames) {
+  log({
+    msg:
+      "hook calls are answered for any certificate the client CA signed: set HOOK_CLIENT_NAMES to Metacontroller's " +
+      "certificate names so that no other client of that CA can call the hooks",
+  });
+}
+if (!config.webhook?.client) {
+  log({
+    msg:
+      "admission reviews are not authenticated: admission writes nothing (no quota ledger, no pool registry). " +
+      "Creates are checked against the TenantClusters stored, so creates racing each other may both be stored: " +
+      "their Team then holds them (Admitted False, QuotaExceeded) and none starts; pools racing each other grant " +
+      "nothing (Overlapping). Add components/webhook-client-auth for race-free admission (docs/security.md)",
+    admissionAuthenticated: false,
+  });
+}
 const handler = inflight.wrap(service.app.fetch);
 const server = config.tls
   ? await startTls({

@@ -16,6 +16,7 @@ Deno.test("configuration from the environment", async (t) => {
       queueLimit: 4,
       queueBytes: 48 * 1024 * 1024,
       deadlineSeconds: 15,
+      metricsAuth: "none",
       admission: { bodyLimitBytes: 7 * 1024 * 1024, concurrency: 64, queueBytes: 16 * 1024 * 1024 },
       hook: { oidcGroupsPrefix: "", idpGroupPrefixes: {} },
     });
@@ -52,6 +53,20 @@ Deno.test("configuration from the environment", async (t) => {
       "TLS_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates are asked for over TLS",
     ],
     [{ TLS_RELOAD_SECONDS: "-1" }, 'TLS_RELOAD_SECONDS must be an integer from 0 to 3600, got "-1"'],
+    [{ METRICS_AUTH: "token" }, 'METRICS_AUTH must be "kubernetes" or "none"'],
+    [
+      { TLS_CERT_FILE: "/tls/tls.crt", TLS_KEY_FILE: "/tls/tls.key", HOOK_CLIENT_NAMES: "metacontroller" },
+      "HOOK_CLIENT_NAMES (the common names of Metacontroller's client certificates) needs TLS_CLIENT_CA_FILE",
+    ],
+    [
+      {
+        TLS_CERT_FILE: "/tls/tls.crt",
+        TLS_KEY_FILE: "/tls/tls.key",
+        TLS_CLIENT_CA_FILE: "/tls/ca.crt",
+        HOOK_CLIENT_NAMES: " , ",
+      },
+      "HOOK_CLIENT_NAMES (the common names of Metacontroller's client certificates) needs TLS_CLIENT_CA_FILE, and at least one name",
+    ],
   ];
   await t.step("TLS files are read together", () => {
     const r = loadConfig({ TLS_CERT_FILE: "/tls/tls.crt", TLS_KEY_FILE: "/tls/tls.key" });
@@ -70,6 +85,14 @@ Deno.test("configuration from the environment", async (t) => {
       clientCaFile: "/tls/ca.crt",
       reloadSeconds: 0,
     });
+    const named = loadConfig({
+      TLS_CERT_FILE: "/tls/tls.crt",
+      TLS_KEY_FILE: "/tls/tls.key",
+      TLS_CLIENT_CA_FILE: "/tls/ca.crt",
+      HOOK_CLIENT_NAMES: "metacontroller, metacontroller-next",
+    });
+    assert.ok(named.ok);
+    assert.deepEqual(named.config.tls?.clientNames, ["metacontroller", "metacontroller-next"]);
   });
   for (const [env, message] of bad) {
     await t.step(`rejects ${JSON.stringify(env)}`, () => {

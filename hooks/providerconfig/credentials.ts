@@ -38,7 +38,7 @@ export function usesKey(provider: Provider): boolean {
 /** The result of checking a Secret: never any of its values, only which keys are missing. */
 export type CredentialCheck =
   | { ok: true }
-  | { ok: false; reason: "SecretNotFound" | "MissingKeys"; message: string };
+  | { ok: false; reason: "SecretNotFound" | "MissingKeys" | "CrossNamespaceReference"; message: string };
 
 /**
  * Checks that a Secret holds the keys a provider needs ({@linkcode requiredKeys}), looking only at key names and

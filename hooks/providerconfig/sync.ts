@@ -15,19 +15,32 @@ import { DEFAULT_NODES_PER_TENANT } from "../../lib/api/mod.ts";
 import { checkCredentials, type CredentialCheck } from "./credentials.ts";
 import { type CapacityFigures, type ReportedCapacity, reportedCapacity } from "./capacity.ts";
 import { formatFieldError, validateProviderConfig } from "./rules.ts";
-import { CLOUD_PROVIDERS, effectiveZone, LB_DEFAULTS, ProviderConfigSpec } from "../../lib/api/mod.ts";
+import {
+  CLOUD_PROVIDERS,
+  credentialsZoneError,
+  effectiveZone,
+  LB_DEFAULTS,
+  ProviderConfigSpec,
+  scopeZoneError,
+} from "../../lib/api/mod.ts";
+import { credentialsNamespaceOf, scopeTeamOf } from "./policy.ts";
 
 const SECRET = { apiVersion: "v1", kind: "Secret" } as const;
 
 function secretRefOf(pc: { metadata: { namespace?: string | undefined } }, spec: ProviderConfigSpec) {
-  return {
-    namespace: spec.credentialsRef.namespace ?? pc.metadata.namespace ?? "",
-    name: spec.credentialsRef.name,
-  };
+  return { namespace: credentialsNamespaceOf({ ...pc, spec }), name: spec.credentialsRef.name };
+}
+
+/** Why the credentials Secret is out of this ProviderConfig's trust zone (lib/api/references.ts), if it is. */
+function credentialsOutOfZone(
+  pc: { metadata: { namespace?: string | undefined } },
+  spec: ProviderConfigSpec,
+): string | undefined {
+  return credentialsZoneError(pc.metadata.namespace ?? "", secretRefOf(pc, spec).namespace);
 }
 
 /**
- * The ProviderConfig customize hook: its credentials Secret, the NetworkPools in `poolRefs` (in the
+ * The ProviderConfig customize hook: its credentials Secret (not one out of its trust zone: that is never read), the NetworkPools in `poolRefs` (in the
  * ProviderConfig's namespace), and, once it is being deleted, every TenantCluster (to know which still reference
  * it). Only the finalizer reads the clusters: relating them for the whole life of the ProviderConfig would send
  * every cluster with every sync and re-sync every ProviderConfig on every cluster's status write. Setting
@@ -42,9 +55,12 @@ export function customizeProviderConfig(request: CustomizeRequest): CustomizeRes
   if (!parsed.success) return { relatedResources: rules };
   const ref = secretRefOf(pc, parsed.data);
   const pools = [...new Set((parsed.data.network?.poolRefs ?? []).map((p) => p.name))].sort();
+  const secret = credentialsOutOfZone(pc, parsed.data) === undefined
+    ? [{ apiVersion: "v1", resource: "secrets", namespace: ref.namespace, names: [ref.name] }]
+    : [];
   return {
     relatedResources: [
-      { apiVersion: "v1", resource: "secrets", namespace: ref.namespace, names: [ref.name] },
+      ...secret,
       ...(pools.length
         ? [{
           apiVersion: API_VERSION,
@@ -218,8 +234,9 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
   const prev = (pc.status ?? {}) as Record<string, unknown>;
   const previous = PreviousConditions.parse(prev.conditions);
   const parsed = ProviderConfigSpec.safeParse(pc.spec);
+  const scope = scopeZoneError(pc.metadata.namespace ?? "", scopeTeamOf(pc));
   const configErrors = parsed.success
-    ? validateProviderConfig(pc.spec).map(formatFieldError)
+    ? [...validateProviderConfig(pc.spec).map(formatFieldError), ...(scope ? [scope] : [])]
     : parsed.error.issues.map((i) => `${formatPath(["spec", ...i.path])}: ${i.message}`);
   const credentials: CredentialCheck = parsed.success
     ? credentialsOf(request, parsed.data)
@@ -268,6 +285,8 @@ export function syncProviderConfig(request: DecoratorRequest, context: HookConte
 
 /** The credentials Secret checked: present, and holding the keys its provider needs (values never read). */
 function credentialsOf(request: DecoratorRequest, spec: ProviderConfigSpec): CredentialCheck {
+  const outOfZone = credentialsOutOfZone(request.object, spec);
+  if (outOfZone) return { ok: false, reason: "CrossNamespaceReference", message: outOfZone };
   const ref = secretRefOf(request.object, spec);
   return checkCredentials(
     spec.provider,
@@ -368,7 +387,7 @@ function validationConditions(
       : {
         type: "CredentialsValid",
         status: "False",
-        reason: "CredentialsInvalid",
+        reason: credentials.reason === "CrossNamespaceReference" ? credentials.reason : "CredentialsInvalid",
         message: credentials.message,
       },
   ];

@@ -30,6 +30,7 @@ import {
   TeamSpec,
 } from "../../lib/api/mod.ts";
 import { computeUsage, type TeamProvider, teamProvider } from "./usage.ts";
+import { waitingAdmission } from "./waiting.ts";
 
 /**
  * Whether every TenantCluster of the team names an environment the team defines. Until admission refuses removing
@@ -150,6 +151,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
   const missingRbac = observedKeys(request.children, children.filter((c) => RBAC_KINDS.has(c.kind)));
   const users = subjects.filter((s) => s.kind === "User").length;
   const usage = computeUsage(spec, clusters, teamProviders(request));
+  const admission = waitingAdmission(request, name, ns, spec, clusters);
   const unreadable = limitProblems(spec);
   const ready = namespaceObserved && missingRbac.length === 0;
   return {
@@ -164,6 +166,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
       quotaStatus: usage.quotaStatus,
       quotaMessage: usage.quotaMessage,
       environments: usage.environments,
+      ...(Object.keys(admission).length ? { admission } : {}),
       access: accessTable(subjects),
       conditions: condition([
         namespaceReady(ns, namespaceObserved),

@@ -213,7 +213,7 @@ export function admitTenantCluster(
   const name = r.name ?? (r.object as ClusterObject | undefined)?.metadata?.name ?? "";
   const ledger = readQuotaLedger(reads.ledger);
   const now = context.now;
-  if (r.operation === "DELETE") return releaseOnDelete(review, ledger, reads.cluster);
+  if (r.operation === "DELETE") return releaseOnDelete(review, ledger, reads.cluster, now);
   if (!checked(review)) return { allowed: true };
   const shape = shapeErrors(r.object?.spec, r.oldObject?.spec);
   if (shape.length) return deny(shape);

@@ -31,15 +31,17 @@ export function ledgerPath(namespace: string, name?: string): string {
 /**
  * Whether a delete review may release the reservation of the TenantCluster it names. A review is not trusted
  * for that (anyone who reaches the webhook could forge one to free another cluster's reservation): the stored
- * object is read. Released: a cluster gone or terminating, or the very object the review deletes (its UID, which
- * only who may read that cluster knows, and who may read it may delete it). A live cluster named by a review
+ * object is read. Released: a cluster terminating, or the very object the review deletes (its UID, which only
+ * who may read that cluster knows, and who may read it may delete it). A cluster not stored keeps a fresh
+ * reservation: it may be admitted and on its way to being stored (a forged delete of it would let a second
+ * create pass the limit); a reservation past its grace no longer counts anyway. A live cluster named by a review
  * that does not carry its UID keeps its reservation.
  */
-function released(stored: unknown, uid: string | undefined): boolean {
+function released(stored: unknown, uid: string | undefined, reservation: Reservation, now: Date): boolean {
   const m = (stored as { metadata?: { deletionTimestamp?: string | null; uid?: string } } | undefined)
     ?.metadata;
-  return stored === undefined || stored === null || Boolean(m?.deletionTimestamp) ||
-    (uid !== undefined && uid === m?.uid);
+  if (stored === undefined || stored === null) return !reservationFresh(reservation, now);
+  return Boolean(m?.deletionTimestamp) || (uid !== undefined && uid === m?.uid);
 }
 
 const CONTENDED: AdmissionDecision = {
@@ -58,12 +60,14 @@ export function releaseOnDelete(
   review: AdmissionReviewRequest,
   ledger: QuotaLedger,
   stored: unknown,
+  now: Date,
 ): AdmissionDecision | Staged<AdmissionDecision> {
   const r = review.request;
   const namespace = r.namespace ?? "";
   const name = r.name ?? "";
   const uid = (r.oldObject as { metadata?: { uid?: string } } | undefined)?.metadata?.uid;
-  if (!ledger.reservations.has(name) || !released(stored, uid)) return { allowed: true };
+  const reservation = ledger.reservations.get(name);
+  if (!reservation || !released(stored, uid, reservation, now)) return { allowed: true };
   const write = {
     method: "PUT" as const,
     path: ledgerPath(namespace, LEDGER_NAME),

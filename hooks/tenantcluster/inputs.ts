@@ -12,10 +12,12 @@ import { recordedShape, resolveShape } from "../../lib/shape/mod.ts";
 import {
   providerKey,
   ProviderView,
+  providerZoneError,
   recordedProviderRef,
   resolveProviderRef,
   teamNameOf,
   TeamSpec,
+  teamZoneError,
   TenantClusterSpec,
 } from "../../lib/api/mod.ts";
 import { clusterPolicyConditions } from "./restrictions.ts";
@@ -92,6 +94,8 @@ export interface Inputs {
   readonly spec: TenantClusterSpec;
   readonly teamName?: string | undefined;
   readonly teamSpec?: TeamSpec | undefined;
+  /** The Team's status as read (its judgement of the clusters waiting to start). */
+  readonly teamStatus?: unknown;
   readonly resolved: ReturnType<typeof resolveShape>;
   readonly chosen?: ReturnType<typeof resolveProviderRef>;
   readonly provider?: ProviderView | undefined;
@@ -114,13 +118,15 @@ export function readInputs(request: CompositeRequest): Inputs {
   const spec = parsed.success ? parsed.data : {};
 
   const teamName = teamNameOf(ns, spec);
-  const teamObj = teamName ? related<{ spec?: unknown }>(request, KINDS.Team, teamName) : undefined;
+  // A Team out of the cluster's trust zone is never read (customize does not relate it).
+  const teamOut = teamName ? teamZoneError(ns, teamName) : undefined;
+  if (teamOut) invalid.push(teamOut);
+  const teamObj = teamName && !teamOut
+    ? related<{ spec?: unknown; status?: unknown }>(request, KINDS.Team, teamName)
+    : undefined;
   const team = teamObj ? TeamSpec.safeParse(teamObj.spec) : undefined;
-  if (teamName && !teamObj) missing.push(`team "${teamName}" not found`);
+  if (teamName && !teamOut && !teamObj) missing.push(`team "${teamName}" not found`);
   if (team && !team.success) missing.push(`team "${teamName}" has an invalid spec`);
-  if (teamName && teamObj && ns !== `team-${teamName}`) {
-    invalid.push(`TenantCluster must be in team namespace "team-${teamName}", got "${ns}"`);
-  }
   const teamSpec = team?.success ? team.data : undefined;
   const envName = tc.metadata.labels?.[LABELS.environment];
   const env = envName ? teamSpec?.environments?.find((e) => e.name === envName) : undefined;
@@ -151,21 +157,48 @@ export function readInputs(request: CompositeRequest): Inputs {
     recordedProviderRef(tc.status),
   );
   const pcRef = chosen?.ref;
-  const pcRaw = pcRef
+  const pcOut = pcRef ? providerZoneError(ns, pcRef.namespace) : undefined;
+  if (pcOut) invalid.push(pcOut);
+  const pcRaw = pcRef && !pcOut
     ? related<KubeObject>(request, KINDS.ProviderConfig, `${pcRef.namespace}/${pcRef.name}`)
     : undefined;
   const pc = pcRaw ? ProviderView.safeParse(pcRaw) : undefined;
+  if (!pcOut) {
+    missing.push(...providerMissing(chosen, Boolean(pcRaw), pc?.success ?? false, teamName, teamSpec));
+  }
+  const provider = pc?.success ? pc.data : undefined;
+  const access = provider ? providerAccess(provider, teamName) : undefined;
+  return {
+    spec,
+    teamName,
+    teamSpec,
+    teamStatus: teamObj?.status,
+    resolved,
+    chosen,
+    provider,
+    access,
+    invalid,
+    missing,
+  };
+}
+
+/** What is missing of the cluster's ProviderConfig: none chosen, not found, or not readable. */
+function providerMissing(
+  chosen: ReturnType<typeof resolveProviderRef>,
+  found: boolean,
+  readable: boolean,
+  teamName: string | undefined,
+  teamSpec: TeamSpec | undefined,
+): string[] {
   if (!chosen) {
-    missing.push(
+    return [
       teamSpec
         ? `spec.providerConfigRef is not set, and team "${teamName}" sets no providerConfigRef`
         : "spec.providerConfigRef is not set",
-    );
-  } else if (!pcRaw) missing.push(`ProviderConfig ${chosen.looked} not found`);
-  else if (!pc?.success) missing.push(`ProviderConfig ${pcRef!.namespace}/${pcRef!.name} cannot be read`);
-  const provider = pc?.success ? pc.data : undefined;
-  const access = provider ? providerAccess(provider, teamName) : undefined;
-  return { spec, teamName, teamSpec, resolved, chosen, provider, access, invalid, missing };
+    ];
+  }
+  if (!found) return [`ProviderConfig ${chosen.looked} not found`];
+  return readable ? [] : [`ProviderConfig ${chosen.ref.namespace}/${chosen.ref.name} cannot be read`];
 }
 
 /** The conditions the inputs decide: provider access and availability, the Team's per-cluster rules. */
@@ -188,8 +221,16 @@ export function inputConditions(
   return out;
 }
 
-/** `Ready`: the first thing wrong (invalid, missing, access, the provider going), else ready or waiting. */
-export function readyCondition(inputs: Inputs, ready: boolean, providerDeleting: boolean): ConditionInput {
+/**
+ * `Ready`: the first thing wrong (invalid, missing, access, not admitted by its Team, the provider going), else
+ * ready or waiting.
+ */
+export function readyCondition(
+  inputs: Inputs,
+  ready: boolean,
+  providerDeleting: boolean,
+  admitted: ConditionInput,
+): ConditionInput {
   const { invalid, missing, access } = inputs;
   if (invalid.length) {
     return {
@@ -214,6 +255,9 @@ export function readyCondition(inputs: Inputs, ready: boolean, providerDeleting:
       reason: "AccessDenied",
       message: access?.message ?? "provider access unknown",
     };
+  }
+  if (admitted.status !== "True") {
+    return { type: "Ready", status: "False", reason: admitted.reason, message: admitted.message };
   }
   if (ready) {
     return { type: "Ready", status: "True", reason: "Ready", message: "shape resolved and network ready" };

@@ -19,3 +19,4 @@ export * from "./footprint.ts";
 export * from "./usage.ts";
 export * from "./reservations.ts";
 export * from "./signals.ts";
+export * from "./holds.ts";

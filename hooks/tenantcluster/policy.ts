@@ -1,5 +1,8 @@
-import { LABELS, MIGRATION_ANNOTATION } from "../../lib/butler/mod.ts";
+import { LABELS, MIGRATION_ANNOTATION, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
+import { providerRefOf, providerZoneError, teamZoneError } from "../../lib/api/mod.ts";
 import type { PolicyTwin } from "../../lib/plan/mod.ts";
+
+type Obj = Parameters<PolicyTwin["check"]>[1];
 
 /**
  * The rule of `butler-tenantcluster-identity` (manifests/admission/tenantcluster-identity.yaml) that holds for
@@ -19,5 +22,33 @@ export const TENANTCLUSTER_IDENTITY_POLICY: PolicyTwin = {
     return migration(oldObject)
       ? `env label changes require the "${MIGRATION_ANNOTATION}" annotation set to "true" by the same update; it is left over from an earlier migration: remove it, then set it again together with the label`
       : `env label changes require the "${MIGRATION_ANNOTATION}" annotation set to "true"; use \`butleradm env migrate\``;
+  },
+};
+
+/** The team a TenantCluster names in `spec.teamRef.name`, or `undefined`. */
+function teamRefOf(o: Obj): string | undefined {
+  const name = (o.spec as { teamRef?: { name?: unknown } } | undefined)?.teamRef?.name;
+  return typeof name === "string" && name ? name : undefined;
+}
+
+/** The namespace a TenantCluster's ProviderConfig is looked up in (butler-system without one). */
+function providerNamespaceOf(o: Obj): string {
+  return providerRefOf(o.spec)?.namespace ?? SYSTEM_NAMESPACE;
+}
+
+/**
+ * `butler-tenantcluster-references` (manifests/admission/references.yaml) for the plan: a TenantCluster's
+ * ProviderConfig and Team stay in its trust zone (lib/api/references.ts); an update keeping what was stored passes.
+ */
+export const TENANTCLUSTER_REFERENCES_POLICY: PolicyTwin = {
+  name: "butler-tenantcluster-references",
+  kind: "TenantCluster",
+  reason: "Forbidden",
+  check: (op, object, oldObject) => {
+    const ns = object.metadata.namespace ?? "";
+    const kept = <T>(pick: (o: Obj) => T) =>
+      op === "UPDATE" && oldObject !== undefined && pick(object) === pick(oldObject);
+    return (kept(providerNamespaceOf) ? undefined : providerZoneError(ns, providerNamespaceOf(object))) ??
+      (kept(teamRefOf) ? undefined : teamZoneError(ns, teamRefOf(object)));
   },
 };

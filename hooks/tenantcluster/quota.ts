@@ -256,7 +256,10 @@ export function checkQuota(input: QuotaInput): { errors: FieldError[]; load: Loa
 }
 
 /** Whether any limit a reservation serialises is in force (without one, admission writes nothing); 0 is one. */
-export function quotaInForce(team: TeamSpec, provider: { spec: ProviderConfigSpec } | undefined): boolean {
+export function quotaInForce(
+  team: TeamSpec,
+  provider: { readonly spec: Pick<ProviderConfigSpec, "limits"> } | undefined,
+): boolean {
   const l = team.resourceLimits ?? {};
   const anyCap = [l.maxClusters, l.maxTotalNodes, l.maxCPUCores, l.maxMemory, l.maxStorage].some((v) =>
     v !== undefined

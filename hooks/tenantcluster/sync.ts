@@ -17,6 +17,7 @@ import { CONFIGMAP, metallbConfigMap } from "./metallb.ts";
 import { planNetwork } from "./network.ts";
 import type { ObservedChild } from "./plan_draft.ts";
 import { resyncAfter, stateInterval } from "./resync.ts";
+import { admissionGate } from "./holds.ts";
 import { inputConditions, type Inputs, readInputs, readyCondition, related } from "./inputs.ts";
 import {
   ChildAllocation,
@@ -25,27 +26,31 @@ import {
   PoolView,
   providerRefOf,
   ProviderView,
+  providerZoneError,
   teamNameOf,
   teamProviderNamespaces,
+  teamZoneError,
   tenantClusterRefOf,
   TenantClusterSpec,
 } from "../../lib/api/mod.ts";
 
 /**
  * The TenantCluster customize hook: its Team, its ProviderConfig, the NetworkPools in the ProviderConfig's
- * namespace, and its LoadBalancerInventory. Without its own `providerConfigRef` the cluster may use its Team's,
+ * namespace, and its LoadBalancerInventory; a Team or ProviderConfig out of the cluster's trust zone is not asked for. Without its own `providerConfigRef` the cluster may use its Team's,
  * which this hook cannot read (related objects depend only on the parent): it then asks for the ProviderConfigs
  * and NetworkPools of the namespaces where the Team's provider is looked up.
  */
 export function customizeTenantCluster(request: CustomizeRequest): CustomizeResponse {
   const tc = request.parent;
   const ns = tc.metadata.namespace ?? "";
-  const team = teamNameOf(ns, tc.spec);
+  const named = teamNameOf(ns, tc.spec);
+  // What is out of the cluster's trust zone is never read (lib/api/references.ts): the sync reports it.
+  const team = named && !teamZoneError(ns, named) ? named : undefined;
   const pc = providerRefOf(tc.spec);
   const rules: RelatedResourceRule[] = [
     ...(team ? [{ apiVersion: API_VERSION, resource: "teams", names: [team] }] : []),
     ...(pc
-      ? [
+      ? providerZoneError(ns, pc.namespace) ? [] : [
         { apiVersion: API_VERSION, resource: "providerconfigs", namespace: pc.namespace, names: [pc.name] },
         { apiVersion: API_VERSION, resource: "networkpools", namespace: pc.namespace },
       ]
@@ -117,10 +122,23 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
   const inputs = readInputs(request);
   const { invalid, missing, access, provider } = inputs;
   const inputsOk = !invalid.length && !missing.length && access?.status === "True";
+  const gate = admissionGate({
+    uid: tc.metadata.uid ?? "",
+    teamName: inputs.teamName,
+    team: inputs.teamSpec,
+    teamStatus: inputs.teamStatus,
+    provider,
+    previous: ((tc.status ?? {}) as Record<string, unknown>).conditions,
+    hasChildren: Object.values(request.children).some((group) => Object.keys(group ?? {}).length > 0),
+  });
+  // Started is recorded only by the sync that lets the cluster start: a True reached while an input is missing
+  // (its provider's limits unknown) would let it past a limit it has not been counted against.
+  const starts = inputsOk && gate.admitted;
+  const recorded = starts || !gate.admitted ? [gate.condition] : [];
   // A ProviderConfig being deleted waits for its clusters; it must not gain new addresses meanwhile.
   const providerDeleting = Boolean(provider?.metadata.deletionTimestamp);
-  const network = reconcileNetwork(request, context, inputs, inputsOk && !providerDeleting);
-  const ready = inputsOk && network.ready;
+  const network = reconcileNetwork(request, context, inputs, starts && !providerDeleting);
+  const ready = starts && network.ready;
   const pcRef = inputs.chosen?.ref;
   const created = parseTime(tc.metadata.creationTimestamp ?? undefined);
   return {
@@ -133,7 +151,12 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
       },
       ...network.status,
       conditions: conditions(
-        [...inputConditions(inputs), ...network.conditions, readyCondition(inputs, ready, providerDeleting)],
+        [
+          ...inputConditions(inputs),
+          ...recorded,
+          ...network.conditions,
+          readyCondition(inputs, ready, providerDeleting, gate.condition),
+        ],
         previous,
         now,
         tc.metadata.generation,

@@ -212,3 +212,12 @@ export function usageOf(
   }
   return layered(index.stored, delta);
 }
+
+/**
+ * The usage of an index's clusters, and of loads added one by one after them: `usage()` is the usage so far, so a
+ * walk over waiting clusters checks each against those before it without counting again.
+ */
+export function growingUsage(index: ClusterIndex): { usage(): Usage; add(load: Load): void } {
+  const delta = new Tally();
+  return { usage: () => layered(index.stored, delta), add: (load) => delta.add(load) };
+}

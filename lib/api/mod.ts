@@ -13,3 +13,4 @@ export * from "./ipallocation.ts";
 export * from "./loadbalancerinventory.ts";
 export * from "./admission_cache.ts";
 export * from "./ipaddressclaim.ts";
+export * from "./references.ts";

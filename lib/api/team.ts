@@ -191,3 +191,22 @@ export function limitProblems(spec: TeamSpec): string[] {
     return l.ok ? [] : [`spec.resourceLimits.${field}: ${l.message}`];
   });
 }
+
+/** How many clusters waiting to start a Team's status names at most (`status.admission.admitted` or `held`). */
+export const WAITING_BOUND = 128;
+
+const WaitingCluster = z.object({ name: z.string(), uid: z.string() });
+
+/**
+ * `status.admission` of a Team: its TenantClusters waiting to start (not yet `Admitted`), either all admitted, for
+ * they fit within the team's limits together with those started, or all held, with why. A cluster starts (takes
+ * addresses, becomes Ready) only once its Team has admitted it by UID. Unreadable: nothing admitted.
+ */
+export const TeamAdmission = z.object({
+  admitted: z.array(WaitingCluster).optional(),
+  held: z.array(WaitingCluster).optional(),
+  message: z.string().optional(),
+}).catch({});
+
+/** A Team's `status.admission`. */
+export type TeamAdmission = z.infer<typeof TeamAdmission>;

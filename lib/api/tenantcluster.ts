@@ -81,6 +81,10 @@ export const ProviderView = z.looseObject({
     provider: z.string().optional(),
     scope: ProviderScope.optional(),
     network: NetworkConfig.optional(),
+    limits: z.looseObject({
+      maxClustersPerTeam: z.number().int().min(1).optional(),
+      maxNodesPerTeam: z.number().int().min(1).optional(),
+    }).optional(),
   }),
 });
 /** A ProviderConfig as the TenantCluster sees it. */

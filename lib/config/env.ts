@@ -49,6 +49,15 @@ export function parseEnv<T extends z.ZodType>(
 }
 
 /** Where the Kubernetes API is: the in-cluster Service's variables, or a kubeconfig file. */
+/**
+ * `METRICS_AUTH`: who may read `/metrics` (and the reporter's `/tenants`). `kubernetes`: a bearer token the API
+ * server authenticates (TokenReview) whose user may `get` the path (SubjectAccessReview), as the shipped
+ * Deployments set it; `none`: anyone who reaches the port (development).
+ */
+export const metricsAuth = z.enum(["kubernetes", "none"], {
+  message: 'METRICS_AUTH must be "kubernetes" or "none"',
+}).default("none");
+
 export const KUBE_VARIABLES = ["KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT", "KUBECONFIG"] as const;
 
 /**

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { HookConfig } from "../hook_context/mod.ts";
-import { int, KUBE_VARIABLES, LIBRARY_VARIABLES, parseEnv } from "./env.ts";
+import { int, KUBE_VARIABLES, LIBRARY_VARIABLES, metricsAuth, parseEnv } from "./env.ts";
 
 export * from "./reporter.ts";
 export { clearLibraryVariables, KUBE_VARIABLES, LIBRARY_VARIABLES, readEnv } from "./env.ts";
@@ -40,6 +40,11 @@ const idpPrefixes = z.string().default("").transform((v, ctx) => {
   return out;
 });
 
+/** A comma-separated list of certificate common names. */
+const names = z.string().optional().transform((v) =>
+  v === undefined ? undefined : v.split(",").map((n) => n.trim()).filter(Boolean)
+);
+
 const EnvSchema = z.object({
   PORT: int("PORT", 0, 65535, 8080),
   HOST: z.string().min(1, "HOST must not be empty").default("0.0.0.0"),
@@ -57,6 +62,7 @@ const EnvSchema = z.object({
   TLS_KEY_FILE: z.string().optional(),
   TLS_CLIENT_CA_FILE: z.string().optional(),
   TLS_RELOAD_SECONDS: int("TLS_RELOAD_SECONDS", 0, 3600, 10),
+  HOOK_CLIENT_NAMES: names,
   WEBHOOK_PORT: int("WEBHOOK_PORT", 0, 65535, 0),
   WEBHOOK_TLS_CERT_FILE: z.string().optional(),
   WEBHOOK_TLS_KEY_FILE: z.string().optional(),
@@ -64,14 +70,20 @@ const EnvSchema = z.object({
   WEBHOOK_BODY_LIMIT_BYTES: int("WEBHOOK_BODY_LIMIT_BYTES", 1024, 64 * 1024 * 1024, 7 * 1024 * 1024),
   WEBHOOK_CONCURRENCY: int("WEBHOOK_CONCURRENCY", 1, 4096, 64),
   WEBHOOK_QUEUE_BYTES: int("WEBHOOK_QUEUE_BYTES", 1024, 1024 * 1024 * 1024, 16 * 1024 * 1024),
-  WEBHOOK_CLIENT_NAMES: z.string().optional().transform((v) =>
-    v === undefined ? undefined : v.split(",").map((n) => n.trim()).filter(Boolean)
-  ),
+  WEBHOOK_CLIENT_NAMES: names,
+  METRICS_AUTH: metricsAuth,
   TEST_SHRINK_GRACE_SECONDS: int("TEST_SHRINK_GRACE_SECONDS", 0, 3600, 0),
 }).refine((e) => (e.TLS_CERT_FILE === undefined) === (e.TLS_KEY_FILE === undefined), {
   message: "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
   path: ["TLS_CERT_FILE"],
-}).refine((e) => e.TLS_CLIENT_CA_FILE === undefined || e.TLS_CERT_FILE !== undefined, {
+}).refine(
+  (e) => e.HOOK_CLIENT_NAMES === undefined || (e.HOOK_CLIENT_NAMES.length > 0 && e.TLS_CLIENT_CA_FILE),
+  {
+    message:
+      "HOOK_CLIENT_NAMES (the common names of Metacontroller's client certificates) needs TLS_CLIENT_CA_FILE, and at least one name",
+    path: ["HOOK_CLIENT_NAMES"],
+  },
+).refine((e) => e.TLS_CLIENT_CA_FILE === undefined || e.TLS_CERT_FILE !== undefined, {
   message:
     "TLS_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates are asked for over TLS",
   path: ["TLS_CLIENT_CA_FILE"],
@@ -151,6 +163,11 @@ export interface Config {
     readonly certFile: string;
     readonly keyFile: string;
     readonly clientCaFile?: string;
+    /**
+     * The common names hook callers' certificates may have (Metacontroller's): a certificate the CA signed for
+     * another client (the API server's webhook client) is refused. Unset: any certificate the CA signed.
+     */
+    readonly clientNames?: readonly string[];
     readonly reloadSeconds: number;
   };
   /**
@@ -171,6 +188,8 @@ export interface Config {
    * Admission reviews: the largest body (the API server sends at most about twice its 3 MiB request limit), how
    * many may be in at once, and how many bytes of their bodies; past either, 429 before the body is read.
    */
+  /** Who may read `/metrics` (`METRICS_AUTH`): `kubernetes` needs the API. */
+  readonly metricsAuth: "kubernetes" | "none";
   readonly admission: {
     readonly bodyLimitBytes: number;
     readonly concurrency: number;
@@ -216,6 +235,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
             certFile: e.TLS_CERT_FILE,
             keyFile: e.TLS_KEY_FILE,
             ...(e.TLS_CLIENT_CA_FILE ? { clientCaFile: e.TLS_CLIENT_CA_FILE } : {}),
+            ...(e.HOOK_CLIENT_NAMES ? { clientNames: e.HOOK_CLIENT_NAMES } : {}),
             reloadSeconds: e.TLS_RELOAD_SECONDS,
           },
         }
@@ -232,6 +252,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
           },
         }
         : {}),
+      metricsAuth: e.METRICS_AUTH,
       admission: {
         bodyLimitBytes: e.WEBHOOK_BODY_LIMIT_BYTES,
         concurrency: e.WEBHOOK_CONCURRENCY,

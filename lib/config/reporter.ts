@@ -4,7 +4,7 @@
  * @module
  */
 import { z } from "zod";
-import { int, KUBE_VARIABLES, LIBRARY_VARIABLES, parseEnv } from "./env.ts";
+import { int, KUBE_VARIABLES, LIBRARY_VARIABLES, metricsAuth, parseEnv } from "./env.ts";
 
 const ReporterEnv = z.object({
   PORT: int("PORT", 0, 65535, 8080),
@@ -28,6 +28,7 @@ const ReporterEnv = z.object({
   REPORTER_IDLE_HEARTBEAT_SECONDS: int("REPORTER_IDLE_HEARTBEAT_SECONDS", 5, 1500, 600),
   KUBECONFIG_RECHECK_SECONDS: int("KUBECONFIG_RECHECK_SECONDS", 1, 3600, 300),
   METALLB_RESYNC_SECONDS: int("METALLB_RESYNC_SECONDS", 5, 3600, 60),
+  METRICS_AUTH: metricsAuth,
 }).refine((e) => e.REPORTER_RENEW_SECONDS * 2 <= e.REPORTER_LEASE_SECONDS, {
   message: "REPORTER_RENEW_SECONDS must be at most half of REPORTER_LEASE_SECONDS",
   path: ["REPORTER_RENEW_SECONDS"],
@@ -66,6 +67,8 @@ export interface ReporterConfig {
   readonly kubeconfigRecheckSeconds: number;
   /** How often a tenant's MetalLB configuration is applied again though nothing changed (reverts drift). */
   readonly metallbResyncSeconds: number;
+  /** Who may read `/metrics` and `/tenants` (`METRICS_AUTH`). */
+  readonly metricsAuth: "kubernetes" | "none";
 }
 
 /**
@@ -97,6 +100,7 @@ export function loadReporterConfig(
       idleHeartbeatSeconds: e.REPORTER_IDLE_HEARTBEAT_SECONDS,
       kubeconfigRecheckSeconds: e.KUBECONFIG_RECHECK_SECONDS,
       metallbResyncSeconds: e.METALLB_RESYNC_SECONDS,
+      metricsAuth: e.METRICS_AUTH,
     },
   };
 }

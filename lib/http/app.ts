@@ -2,7 +2,8 @@ import type { KubeCacheStats, KubeClient } from "../kube/mod.ts";
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { HookConfig } from "../hook_context/mod.ts";
-import { capped, jsonError } from "./errors.ts";
+import { jsonError } from "./errors.ts";
+import { hookClientAuth, type MetricsAuth, metricsReaderAuth, webhookClientAuth } from "./caller_auth.ts";
 import type { AppEnv, Runtime } from "./env.ts";
 import client from "prom-client";
 import { createHttpMetrics, type HttpMetrics } from "./metrics.ts";
@@ -37,6 +38,8 @@ export interface AppOptions {
   readonly heapBudget?: HeapBudget;
   /** A hook worker's view of the poisoned parents (see `Runtime.poison`). */
   readonly poison?: Runtime["poison"];
+  /** Whether admission writes what it stages; see `Runtime.admissionWrites`. */
+  readonly admissionWrites?: boolean;
   /** How long bodies may take to arrive; see `Runtime.bodyReadSeconds`. */
   readonly bodyReadSeconds?: Runtime["bodyReadSeconds"];
   readonly clockOverride: boolean;
@@ -72,6 +75,13 @@ export interface AppOptions {
    * Probes, metrics and admission webhooks (the API server presents none) are not affected.
    */
   readonly requireClientCert?: boolean;
+  /**
+   * Who may read `/metrics`: the verdict on a request's `Authorization` header (delegated to the API server:
+   * `createDelegatedAuth`); anyone when unset.
+   */
+  readonly metricsAuth?: MetricsAuth;
+  /** With `requireClientCert`, the common names a hook caller's certificate may have; any when unset. */
+  readonly hookClientNames?: readonly string[];
   /**
    * The admission webhooks have a listener of their own (`c.env.listener === "webhooks"`): the hooks' listener
    * answers `/webhooks/*` 404, so that a network policy or client authentication on the webhook port cannot be
@@ -190,6 +200,9 @@ export function createApp(options: AppOptions): HookService {
   const domain = createDomainMetrics(metrics.registry);
   if (options.offload) registerPoolMetrics(metrics.registry, options.offload);
   if (options.cacheStats) registerCacheMetrics(metrics.registry, options.cacheStats);
+  if (options.admissionWrites !== undefined) {
+    registerAdmissionAuthenticated(metrics.registry, options.admissionWrites);
+  }
   const runtime: Runtime = {
     clock: options.clock ?? (() => new Date()),
     clockOverride: options.clockOverride,
@@ -198,6 +211,7 @@ export function createApp(options: AppOptions): HookService {
     heapBudget: options.heapBudget,
     poison: options.poison,
     bodyReadSeconds: options.bodyReadSeconds,
+    admissionWrites: options.admissionWrites,
   };
   let shuttingDown = false;
   const lifecycle: Lifecycle = {
@@ -211,7 +225,7 @@ export function createApp(options: AppOptions): HookService {
   const known = new Set<string>(["GET /healthz", "GET /readyz", "GET /metrics"]);
 
   app.use("*", requestLog(options, runtime, known, metrics, domain));
-  if (options.requireClientCert) app.use("/hooks/*", hookClientAuth);
+  if (options.requireClientCert) app.use("/hooks/*", hookClientAuth(options.hookClientNames));
   if (options.separateWebhookListener || options.webhookClientNames) {
     app.use("/webhooks/*", webhookClientAuth(options));
   }
@@ -241,7 +255,7 @@ export function createApp(options: AppOptions): HookService {
     })
     : undefined;
   if (door) app.use("/hooks/*", door.middleware);
-  probes(app, lifecycle, metrics, options.offload, door);
+  probes(app, lifecycle, metrics, options.offload, door, options.metricsAuth);
 
   for (const register of options.routes) register(app);
   const routes = app.routes
@@ -312,43 +326,17 @@ function requestLog(
   };
 }
 
-/** Hook calls only with a client certificate the hooks' client CA signed (Metacontroller's). */
-const hookClientAuth: Middleware = async (c, next) => {
-  const peer = c.env?.peer;
-  if (peer?.authorized) return await next();
-  const reason = peer?.reason ?? "no client certificate";
-  c.set("failure", `client certificate refused: ${reason}${peer?.subject ? ` (CN=${peer.subject})` : ""}`);
-  return jsonError(c, 403, `hook calls need a client certificate signed by the hooks' client CA: ${reason}`);
-};
-
-/** Admission reviews only on the webhook listener, and (with names) only from the API server's certificate. */
-function webhookClientAuth(options: AppOptions): Middleware {
-  const names = options.webhookClientNames;
-  return async (c, next) => {
-    if (options.separateWebhookListener && c.env?.listener !== "webhooks") {
-      return jsonError(c, 404, "admission webhooks are served on the webhook listener only");
-    }
-    if (!names) return await next();
-    const peer = c.env?.peer;
-    const cn = peer?.subject;
-    if (peer?.authorized && cn !== undefined && names.includes(cn)) return await next();
-    const reason = !peer?.authorized
-      ? peer?.reason ?? "no client certificate"
-      : `client certificate ${JSON.stringify(capped(cn ?? ""))} is not the API server's (${
-        names.join(", ")
-      })`;
-    c.set("failure", `admission review refused: ${reason}`);
-    return jsonError(c, 403, `admission webhooks answer only the API server's client certificate: ${reason}`);
-  };
-}
-
-/** `/healthz` (a worker that could not be replaced), `/readyz` (shutting down, or the door shut) and `/metrics`. */
+/**
+ * `/healthz` (a worker that could not be replaced), `/readyz` (shutting down, or the door shut): for the kubelet,
+ * which presents nothing, so they say nothing but their state; and `/metrics`, for whoever `metricsAuth` lets in.
+ */
 function probes(
   app: Hono<AppEnv>,
   lifecycle: Lifecycle,
   metrics: HttpMetrics,
   offload: Offload | undefined,
   door: { full(): boolean } | undefined,
+  metricsAuth: AppOptions["metricsAuth"],
 ): void {
   // A hook worker that could not be replaced leaves the service short for good: let the kubelet restart it.
   app.get("/healthz", (c) => {
@@ -365,8 +353,18 @@ function probes(
     }
     return c.json({ status: "ready" });
   });
-  app.get("/metrics", async (c) => {
+  app.get("/metrics", metricsReaderAuth(metricsAuth), async (c) => {
     const body = await metrics.registry.metrics();
     return c.body(body, 200, { "content-type": metrics.registry.contentType });
   });
+}
+
+/** `butler_admission_authenticated`: whether admission reviews are authenticated, and admission writes. */
+function registerAdmissionAuthenticated(registry: client.Registry, writes: boolean): void {
+  new client.Gauge({
+    name: "butler_admission_authenticated",
+    help:
+      "1 when admission reviews are authenticated (the API server's client certificate) and admission writes its quota ledger and pool registry; 0 when any caller may send one, and admission writes nothing.",
+    registers: [registry],
+  }).set(writes ? 1 : 0);
 }

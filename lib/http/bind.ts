@@ -167,10 +167,37 @@ async function handle<Req extends z.ZodType, Res extends z.ZodType>(
   if (Object.keys(plan({})).length && !kube) {
     return jsonError(c, 503, NO_API);
   }
+  // Unauthenticated callers write nothing: a decision that holds once written holds now, unwritten.
+  if (runtime.admissionWrites === false) {
+    const unwritten = { ...binding, run: answerUnwritten(binding.run) };
+    const outcome = await decideAlone(unwritten, request, plan, context, kube, performance.now());
+    return settle(binding, c, request, outcome, context);
+  }
   const key = kube && binding.group?.key(request);
   const outcome = key !== undefined && kube
     ? await groupOf(kube)(key, { request, plan, context, started: performance.now() })
     : await decideAlone(binding, request, plan, context, kube, performance.now());
+  return settle(binding, c, request, outcome, context);
+}
+
+/** A decision function whose staged writes are dropped: the answer it would give once written, now. */
+function answerUnwritten<Req, Res>(
+  run: (request: Req, context: HookContext, reads: Reads) => Res | Staged<Res>,
+): (request: Req, context: HookContext, reads: Reads) => Res {
+  return (request, context, reads) => {
+    const d = run(request, context, reads);
+    return isStaged(d) ? d.response : d;
+  };
+}
+
+/** The answer to a decision's outcome: an error (400, 503, or thrown), or the checked response. */
+function settle<Req extends z.ZodType, Res extends z.ZodType>(
+  binding: Binding<Req, Res>,
+  c: Context<AppEnv>,
+  request: z.output<Req>,
+  outcome: MemberResult<z.input<Res>>,
+  context: HookContext,
+): Response {
   if ("error" in outcome) {
     const err = outcome.error;
     if (err instanceof UndeliveredGroupsError) return jsonError(c, 400, err.message, err.problems);

@@ -8,12 +8,19 @@ import type { Signal } from "../signals/mod.ts";
  */
 export const SERIES_TTL_SECONDS = 300;
 
+/**
+ * Series one gauge keeps at most. Its series are objects' (pools, teams, tenant clusters), which the API bounds
+ * only by what it stores: past this, a new object's series is not kept (counted in
+ * `butler_metric_series_dropped_total`) until others expire, so the registry's memory has a bound of its own.
+ */
+export const MAX_SERIES_PER_GAUGE = 10_000;
+
 /** Domain metrics fed by signals: pools, team quotas, admission denials, inventory age, Events written. */
 export interface DomainMetrics {
   /** Applies the signals of one answered request. */
   record(signals: readonly Signal[]): void;
   /** Counts an Event written (`written`) or given up (`failed`). */
-  event(reason: string, result: "written" | "failed"): void;
+  event(reason: string, result: "written" | "failed" | "unverified"): void;
 }
 
 type Labels = Record<string, string>;
@@ -26,6 +33,13 @@ function expiringGauges(
 ) {
   const gauges = new Map<string, client.Gauge<string>>();
   const seen = new Map<string, Map<string, { labels: Labels; at: number }>>();
+  const dropped = new client.Counter({
+    name: "butler_metric_series_dropped_total",
+    help:
+      `Series not kept because their gauge already had ${MAX_SERIES_PER_GAUGE} (one per pool, team or tenant cluster), by gauge.`,
+    labelNames: ["metric"] as const,
+    registers: [registry],
+  });
   for (const [name, spec] of Object.entries(specs)) {
     const series = new Map<string, { labels: Labels; at: number }>();
     seen.set(name, series);
@@ -50,8 +64,11 @@ function expiringGauges(
   }
   return {
     set(name: string, labels: Labels, value: number) {
+      const series = seen.get(name)!;
+      const key = JSON.stringify(labels);
+      if (!series.has(key) && series.size >= MAX_SERIES_PER_GAUGE) return dropped.inc({ metric: name });
       gauges.get(name)!.set(labels, value);
-      seen.get(name)!.set(JSON.stringify(labels), { labels, at: now() });
+      series.set(key, { labels, at: now() });
     },
     /** Removes every series (of any gauge) whose labels include all of these. */
     drop(match: Labels) {
@@ -197,7 +214,8 @@ export function createDomainMetrics(registry: client.Registry, now: () => number
   });
   const events = new client.Counter({
     name: "butler_events_total",
-    help: "Kubernetes Events the service wrote (written) or gave up on (failed), by reason.",
+    help:
+      "Kubernetes Events the service wrote (written), gave up on (failed), or did not write because their object does not exist with the UID a hook answer named (unverified), by reason.",
     labelNames: ["reason", "result"] as const,
     registers: [registry],
   });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import client from "prom-client";
-import { createDomainMetrics, SERIES_TTL_SECONDS } from "./domain_metrics.ts";
+import { createDomainMetrics, MAX_SERIES_PER_GAUGE, SERIES_TTL_SECONDS } from "./domain_metrics.ts";
 
 function setup() {
   const registry = new client.Registry();
@@ -118,4 +118,23 @@ Deno.test("domain metrics from signals", async (t) => {
       /butler_events_total\{reason="PoolCapacityWarning",result="failed"\} 1/,
     );
   });
+});
+
+Deno.test("a gauge keeps at most MAX_SERIES_PER_GAUGE series; the others are counted, and come once some expire", async () => {
+  const { registry, metrics, advance } = setup();
+  const team = (name: string) => ({ signal: "team" as const, name, quotaStatus: "OK" as const });
+  metrics.record(Array.from({ length: MAX_SERIES_PER_GAUGE }, (_, i) => team(`t${i}`)));
+  advance(SERIES_TTL_SECONDS / 2);
+  metrics.record([team("one-too-many"), team("t0")]);
+  let text = await registry.metrics();
+  assert.equal(text.match(/^butler_team_quota_exceeded\{/gm)?.length, MAX_SERIES_PER_GAUGE);
+  assert.doesNotMatch(text, /team="one-too-many"/);
+  assert.match(text, /butler_metric_series_dropped_total\{metric="butler_team_quota_exceeded"\} 1/);
+  // The first teams' series expire (t0 was refreshed): room for the new one.
+  advance(SERIES_TTL_SECONDS / 2 + 1);
+  await registry.metrics();
+  metrics.record([team("one-too-many")]);
+  text = await registry.metrics();
+  assert.match(text, /butler_team_quota_exceeded\{team="one-too-many"\} 0/);
+  assert.equal(text.match(/^butler_team_quota_exceeded\{/gm)?.length, 2);
 });

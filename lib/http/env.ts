@@ -18,6 +18,12 @@ export interface Runtime {
   readonly hookConfig: HookConfig;
   /** The API reader admission uses; absent where nothing reads the API (workers, most tests). */
   readonly kube?: KubeClient | undefined;
+  /**
+   * Whether admission may write what its decisions stage (the quota ledger, the pool registry): only when the API
+   * server is authenticated (webhook client certificates); an unauthenticated caller's review writes nothing.
+   * Written by default (tests, and the listener without webhooks apart).
+   */
+  readonly admissionWrites?: boolean | undefined;
   /** How long a hook's and a review's body may take to arrive (`BODY_READ_SECONDS` by default). */
   readonly bodyReadSeconds?: { readonly hooks: number; readonly webhooks: number } | undefined;
   /** What a body may cost the heap before it is parsed; unbounded without one. */

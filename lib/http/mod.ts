@@ -5,6 +5,7 @@
  * @module
  */
 export * from "./app.ts";
+export * from "./caller_auth.ts";
 export * from "./bind.ts";
 export * from "./bind_admission.ts";
 export * from "./decision.ts";

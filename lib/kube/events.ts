@@ -56,6 +56,32 @@ export function eventPath(signal: EventSignal): string {
   return `/api/v1/namespaces/${encodeURIComponent(signal.regarding.namespace || "default")}/events`;
 }
 
+/** The resource (plural) of each kind Events are written about; an Event about another kind is not written. */
+const RESOURCE_OF_KIND: Readonly<Record<string, string>> = { NetworkPool: "networkpools" };
+
+/** Where the object an Event is about is read (`undefined`: not a kind Events are written about). */
+export function subjectPath(regarding: EventSignal["regarding"]): string | undefined {
+  const resource = Object.hasOwn(RESOURCE_OF_KIND, regarding.kind)
+    ? RESOURCE_OF_KIND[regarding.kind]
+    : undefined;
+  if (!resource) return undefined;
+  const ns = regarding.namespace ? `/namespaces/${encodeURIComponent(regarding.namespace)}` : "";
+  return `/apis/${regarding.apiVersion}${ns}/${resource}/${encodeURIComponent(regarding.name)}`;
+}
+
+/**
+ * Why an Event about `regarding` is not written, given the object read at its path (`undefined`: it is): the
+ * object must exist with the UID the Event names. A hook call is an answer to Metacontroller, not proof that the
+ * object exists: an Event goes only to an object the service has read from the API.
+ */
+export function unverifiedSubject(regarding: EventSignal["regarding"], stored: unknown): string | undefined {
+  const uid = (stored as { metadata?: { uid?: unknown } } | undefined)?.metadata?.uid;
+  if (uid === undefined) return `${regarding.kind} ${regarding.namespace ?? ""}/${regarding.name} not found`;
+  return uid === regarding.uid
+    ? undefined
+    : `${regarding.kind} ${regarding.namespace ?? ""}/${regarding.name} has another UID`;
+}
+
 /** Writes Events in the background; see {@linkcode createEventWriter}. */
 export interface EventWriter {
   /** Starts writing the Events among `signals`; returns at once. */
@@ -67,12 +93,15 @@ export interface EventWriter {
 /**
  * Writes Events with `kube`, after the hook answered: a failure is reported through `done` and never reaches the
  * hook call. At most {@linkcode MAX_EVENT_WRITES} writes run at once; beyond that an Event is dropped (`failed`).
+ * Each Event's object is read first ({@linkcode unverifiedSubject}): one that does not exist with its UID gets no
+ * Event (`done` with `unverified` set), so no hook call can make the service write Events about made-up objects
+ * or into namespaces of its choosing.
  */
 export function createEventWriter(options: {
   readonly kube: KubeClient;
   readonly instance: string;
   readonly clock?: () => Date;
-  readonly done?: (signal: EventSignal, error?: string) => void;
+  readonly done?: (signal: EventSignal, error?: string, unverified?: boolean) => void;
 }): EventWriter {
   const clock = options.clock ?? (() => new Date());
   const running = new Set<Promise<void>>();
@@ -85,10 +114,12 @@ export function createEventWriter(options: {
           return;
         }
         const body = eventObject(signal, now, options.instance, index);
-        const p: Promise<void> = options.kube.write("POST", eventPath(signal), body).then(
-          () => options.done?.(signal),
-          (err) => options.done?.(signal, err instanceof Error ? err.message : String(err)),
-        ).finally(() => running.delete(p));
+        const p: Promise<void> = verified(options.kube, signal).then(async (why) => {
+          if (why) return options.done?.(signal, why, true);
+          await options.kube.write("POST", eventPath(signal), body);
+          options.done?.(signal);
+        }).catch((err) => options.done?.(signal, err instanceof Error ? err.message : String(err)))
+          .finally(() => running.delete(p));
         running.add(p);
       });
     },
@@ -96,4 +127,11 @@ export function createEventWriter(options: {
       while (running.size) await Promise.all([...running]);
     },
   };
+}
+
+/** Reads the Event's object: why no Event may be written about it, or `undefined`. */
+async function verified(kube: KubeClient, signal: EventSignal): Promise<string | undefined> {
+  const path = subjectPath(signal.regarding);
+  if (!path) return `no Events are written about ${signal.regarding.kind} objects`;
+  return unverifiedSubject(signal.regarding, await kube.get(path));
 }

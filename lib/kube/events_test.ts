@@ -39,6 +39,7 @@ Deno.test("the Event writer reports failures instead of throwing, and bounds wri
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const kube = {
+    get: () => Promise.resolve({ metadata: { uid: "u1" } }),
     write: async (_m: string, _p: string, body: unknown) => {
       await gate;
       if ((body as { message: string }).message === "fail") throw new Error("403 Forbidden");
@@ -54,4 +55,50 @@ Deno.test("the Event writer reports failures instead of throwing, and bounds wri
   assert.equal(results.length, MAX_EVENT_WRITES + 1);
   assert.equal(results.filter((r) => r === "403 Forbidden").length, 1);
   assert.equal(results.filter((r) => r === undefined).length, MAX_EVENT_WRITES - 1);
+});
+
+Deno.test("an Event is written only about an object read from the API with the UID it names", async (t) => {
+  const stored = new Map<string, unknown>([
+    ["/apis/butler.butlerlabs.dev/v1alpha1/namespaces/butler-system/networkpools/pool-a", {
+      metadata: { uid: "u1" },
+    }],
+  ]);
+  const writes: string[] = [];
+  const kube = {
+    get: (path: string) => Promise.resolve(stored.get(path)),
+    write: (_m: string, path: string, body: unknown) => {
+      writes.push(path);
+      return Promise.resolve(body);
+    },
+  } as unknown as KubeClient;
+  const outcomes: [string | undefined, boolean | undefined][] = [];
+  const writer = createEventWriter({ kube, instance: "i", done: (_s, e, u) => outcomes.push([e, u]) });
+  const cases: [string, EventSignal, string | undefined][] = [
+    ["the pool as read: written", signal, undefined],
+    [
+      "a made-up pool in kube-system (a forged hook call): not written",
+      { ...signal, regarding: { ...signal.regarding, namespace: "kube-system", name: "made-up" } },
+      "NetworkPool kube-system/made-up not found",
+    ],
+    [
+      "the pool under another UID (deleted and created again): not written",
+      { ...signal, regarding: { ...signal.regarding, uid: "u0" } },
+      "NetworkPool butler-system/pool-a has another UID",
+    ],
+    [
+      "a kind no Event is written about: not written",
+      { ...signal, regarding: { ...signal.regarding, kind: "Secret", apiVersion: "v1" } },
+      "no Events are written about Secret objects",
+    ],
+  ];
+  for (const [name, s, why] of cases) {
+    await t.step(name, async () => {
+      writes.length = 0;
+      outcomes.length = 0;
+      writer.write([s]);
+      await writer.idle();
+      assert.deepEqual(outcomes, [[why, why === undefined ? undefined : true]]);
+      assert.deepEqual(writes, why === undefined ? ["/api/v1/namespaces/butler-system/events"] : []);
+    });
+  }
 });

@@ -9,5 +9,6 @@ export * from "./cache.ts";
 export * from "./client.ts";
 export * from "./config.ts";
 export * from "./events.ts";
+export * from "./delegated_auth.ts";
 export * from "./revision.ts";
 export * from "./watch.ts";

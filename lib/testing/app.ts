@@ -11,7 +11,13 @@ export const TEST_EPOCH: Date = new Date("2026-01-01T00:00:00Z");
  */
 export function createTestApp(
   routes: readonly RouteRegistrar[],
-  options: { bodyLimitBytes?: number; clockOverride?: boolean; clock?: () => Date; kube?: KubeClient } = {},
+  options: {
+    bodyLimitBytes?: number;
+    clockOverride?: boolean;
+    clock?: () => Date;
+    kube?: KubeClient;
+    admissionWrites?: boolean;
+  } = {},
 ): HookService & { logs: LogRecord[] } {
   const logs: LogRecord[] = [];
   const service = createApp({
@@ -22,6 +28,7 @@ export function createTestApp(
     clock: options.clock ?? (() => TEST_EPOCH),
     log: (r) => logs.push(r),
     ...(options.kube ? { kube: options.kube } : {}),
+    ...(options.admissionWrites !== undefined ? { admissionWrites: options.admissionWrites } : {}),
   });
   return { ...service, logs };
 }

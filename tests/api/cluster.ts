@@ -100,7 +100,11 @@ export async function getObject(
 /** Creates namespaces that do not exist yet. */
 export async function ensureNamespaces(names: readonly string[]): Promise<void> {
   for (const name of names) {
-    const yaml = `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}\n`;
+    // A team's namespace carries the label its Team controller puts on it (the ledger policy looks for it).
+    const team = name.startsWith("team-")
+      ? `  labels: { butler.butlerlabs.dev/team: ${name.slice(5)} }\n`
+      : "";
+    const yaml = `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}\n${team}`;
     await kubectlOk(["apply", "--server-side", "--field-manager=butler-tests", "-f", "-"], { stdin: yaml });
   }
 }
@@ -392,7 +396,10 @@ export function installManifests(): Promise<void> {
       stdin: objects.map((o) => JSON.stringify(o)).join("\n"),
     });
     await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
-    await Promise.all(invalidExamples().filter((e) => e.refusedBy).map(awaitPolicy));
+    const refused = invalidExamples().filter((e) => e.refusedBy);
+    // A namespaced example is refused by its policy only in a namespace that exists (else: NotFound first).
+    await ensureNamespaces([...new Set(refused.flatMap((e) => e.object.metadata.namespace ?? []))]);
+    await Promise.all(refused.map(awaitPolicy));
   })();
   return installed;
 }

@@ -198,14 +198,29 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
       REPORTER_RENEW_SECONDS: "2",
       REPORTER_HEARTBEAT_SECONDS: "5",
       KUBECONFIG_RECHECK_SECONDS: "2",
+      // As the component's Deployment sets it: /metrics and /tenants answer only a token that may get them.
+      METRICS_AUTH: "kubernetes",
     });
     reporters.push({ name, child, port, log });
     return { name, child, port, log };
   }
   const ours = (tenants: Record<string, string>) =>
     Object.keys(tenants).filter((k) => k.startsWith(`${NS}/`)).sort();
+  // A reader of /tenants: an account bound to the shipped ClusterRole butler-metrics-reader.
+  await kubectl(["create", "serviceaccount", "reporter-test-reader", "-n", "butler-system"]);
+  await kubectl([
+    "create",
+    "clusterrolebinding",
+    "reporter-test-reader",
+    "--clusterrole=butler-metrics-reader",
+    "--serviceaccount=butler-system:reporter-test-reader",
+  ]);
+  const reader = (await kubectlOk(["create", "token", "reporter-test-reader", "-n", "butler-system"])).trim();
   const tenantsOf = async (port: number) =>
-    ((await (await fetch(`http://127.0.0.1:${port}/tenants`)).json()) as { tenants: Record<string, string> })
+    ((await (await fetch(`http://127.0.0.1:${port}/tenants`, {
+      headers: { authorization: `Bearer ${reader}` },
+    }))
+      .json()) as { tenants: Record<string, string> })
       .tenants;
 
   try {
@@ -220,6 +235,25 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
       assert.equal(inv.metadata.ownerReferences?.[0]?.kind, "TenantCluster");
       assert.deepEqual(inv.spec.services ?? [], []);
       assert.equal(reporting(inv)?.reason, "Watching");
+    });
+
+    await t.step("/tenants and /metrics answer only a token the API server says may get them", async () => {
+      for (const path of ["/tenants", "/metrics"]) {
+        const anonymous = await fetch(`http://127.0.0.1:${first.port}${path}`);
+        assert.equal(anonymous.status, 401);
+        assert.match((await anonymous.json()).error, /needs a token whose user may get it: no bearer token/);
+        const hooks = (await kubectlOk(["create", "token", "butler-hooks", "-n", "butler-system"])).trim();
+        const other = await fetch(`http://127.0.0.1:${first.port}${path}`, {
+          headers: { authorization: `Bearer ${hooks}` },
+        });
+        assert.equal(other.status, 403);
+        await other.body?.cancel();
+        const ok = await fetch(`http://127.0.0.1:${first.port}${path}`, {
+          headers: { authorization: `Bearer ${reader}` },
+        });
+        assert.equal(ok.status, 200);
+        await ok.body?.cancel();
+      }
     });
 
     await t.step("a LoadBalancer Service created in the tenant shows up pending within 2 s", async () => {

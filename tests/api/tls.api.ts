@@ -1,7 +1,7 @@
 /**
  * The service as deployed: `main.ts` with the shipped TLS settings (a serving pair, the client CA), certificates
- * from the test PKI. Hook calls without a client certificate, or with one from another CA, are refused 403 and
- * logged; Metacontroller's certificate is let through; probes need none. The key pair is swapped on disk while
+ * from the test PKI. Hook calls without a client certificate, with one from another CA, or with another client's
+ * from the same CA, are refused 403 and logged; Metacontroller's certificate is let through; probes need none. The key pair is swapped on disk while
  * requests keep coming: none fails, and new connections get the new certificate. And the whole install (base
  * plus every component) is accepted by the real API server in one apply.
  */
@@ -47,6 +47,7 @@ async function startService(
     TLS_CERT_FILE: `${dir}/tls.crt`,
     TLS_KEY_FILE: `${dir}/tls.key`,
     TLS_CLIENT_CA_FILE: `${dir}/ca.crt`,
+    HOOK_CLIENT_NAMES: "metacontroller",
     TLS_RELOAD_SECONDS: "1",
     KUBECONFIG: "",
   });
@@ -84,6 +85,7 @@ Deno.test("HTTPS with client certificates, and a key pair swapped without a fail
   const anonymous = client({ trust: ["ca.crt"] });
   const stranger = client({ trust: ["ca.crt"], as: "stranger" });
   const metacontroller = client({ trust: ["ca.crt", "other-ca.crt"], as: "metacontroller" });
+  const apiServer = client({ trust: ["ca.crt"], as: "webhook-client" });
   try {
     await t.step("probes and metrics need no client certificate", async () => {
       assert.equal((await call(anonymous, service.base, "/healthz")).status, 200);
@@ -108,6 +110,18 @@ Deno.test("HTTPS with client certificates, and a key pair swapped without a fail
       assert.equal(r.status, 403);
       assert.match(r.body.error, /client certificate not trusted/);
     });
+    await t.step(
+      "another client's certificate from the same CA (the API server's): 403, and why",
+      async () => {
+        const r = await call(apiServer, service.base, "/hooks/team/customize", customize);
+        assert.equal(r.status, 403);
+        assert.equal(
+          r.body.error,
+          'hook calls answer only Metacontroller\'s client certificate (metacontroller), not "kube-apiserver-webhook-client"',
+        );
+        assert.match(service.log(), /"kube-apiserver-webhook-client\\" is not Metacontroller's/);
+      },
+    );
     await t.step("Metacontroller's certificate: the hook answers", async () => {
       const r = await call(metacontroller, service.base, "/hooks/team/customize", customize);
       assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -150,7 +164,7 @@ Deno.test("HTTPS with client certificates, and a key pair swapped without a fail
       },
     );
   } finally {
-    for (const c of [anonymous, stranger, metacontroller]) c.close();
+    for (const c of [anonymous, stranger, metacontroller, apiServer]) c.close();
     await service.stop();
     await Deno.remove(dir, { recursive: true });
   }

@@ -70,7 +70,7 @@ Deno.test("kubectl-validate: the base sized for large pools", async () => {
     name: "BODY_LIMIT_BYTES",
     value: "83886080",
   });
-  assert.equal(hooks.resources.limits.memory, "1Gi");
+  assert.equal(hooks.resources.limits.memory, "1536Mi");
   const dir = await Deno.makeTempDir();
   await Deno.writeFile(`${dir}/large-pools.yaml`, rendered.stdout);
   const results = await validate([`${dir}/large-pools.yaml`]);

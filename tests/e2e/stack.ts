@@ -97,8 +97,13 @@ export async function startHookService(options: HookServiceOptions): Promise<Den
     TLS_CERT_FILE: `${plane.dir}/hook.crt`,
     TLS_KEY_FILE: `${plane.dir}/hook.key`,
     TLS_CLIENT_CA_FILE: `${plane.dir}/ca.crt`,
+    HOOK_CLIENT_NAMES: "metacontroller",
     WEBHOOK_TLS_CERT_FILE: `${plane.dir}/hook.crt`,
     WEBHOOK_TLS_KEY_FILE: `${plane.dir}/hook.key`,
+    // The test control plane presents its webhook client certificate: admission is authenticated and writes its
+    // ledger (race-free quotas), as with components/webhook-client-auth.
+    WEBHOOK_CLIENT_CA_FILE: `${plane.dir}/ca.crt`,
+    WEBHOOK_CLIENT_NAMES: "kube-apiserver-webhook-client",
     KUBECONFIG: options.kubeconfig,
     ...testEnv,
   });

@@ -103,3 +103,79 @@ Deno.test("admission webhooks: their own listener, and only the API server's cli
     assert.ok(String(logs.at(-1)?.error).length < 600);
   });
 });
+
+Deno.test("hooks: only Metacontroller's certificate when its names are configured", async (t) => {
+  const { app } = createApp({
+    bodyLimitBytes: 1 << 20,
+    clockOverride: false,
+    hookConfig: DEFAULT_HOOK_CONFIG,
+    routes: HOOK_ROUTES,
+    requireClientCert: true,
+    hookClientNames: ["metacontroller"],
+  });
+  const customize = JSON.stringify({
+    controller: {},
+    parent: { apiVersion: "butler.butlerlabs.dev/v1alpha1", kind: "Team", metadata: { name: "t" } },
+  });
+  const call = (peer: Peer | undefined) =>
+    app.request(
+      "/hooks/team/customize",
+      { method: "POST", headers: { "content-type": "application/json" }, body: customize },
+      { peer, listener: "hooks" },
+    );
+  await t.step("Metacontroller's certificate: answered", async () => {
+    assert.equal((await call({ authorized: true, subject: "metacontroller" })).status, 200);
+  });
+  await t.step("the API server's certificate, signed by the same CA: 403, naming whose it is", async () => {
+    const r = await call(apiserver);
+    assert.equal(r.status, 403);
+    assert.equal(
+      (await r.json()).error,
+      'hook calls answer only Metacontroller\'s client certificate (metacontroller), not "kube-apiserver-webhook-client"',
+    );
+  });
+  await t.step("a long common name is capped in the answer", async () => {
+    const r = await call({ authorized: true, subject: "m".repeat(5000) });
+    assert.equal(r.status, 403);
+    assert.ok((await r.json()).error.length < 400);
+  });
+  await t.step("no certificate: 403 as before", async () => {
+    assert.equal((await call(undefined)).status, 403);
+  });
+});
+
+Deno.test("/metrics: only who the API server says may get it, when metricsAuth is set; probes stay open", async () => {
+  const asked: (string | undefined)[] = [];
+  const { app } = createApp({
+    bodyLimitBytes: 1 << 20,
+    clockOverride: false,
+    hookConfig: DEFAULT_HOOK_CONFIG,
+    routes: HOOK_ROUTES,
+    metricsAuth: {
+      check: (authorization, path) => {
+        asked.push(authorization);
+        assert.equal(path, "/metrics");
+        return Promise.resolve(
+          authorization === "Bearer prometheus"
+            ? { status: 200 as const, user: "prometheus" }
+            : authorization
+            ? { status: 403 as const, reason: 'user "x" may not get /metrics' }
+            : { status: 401 as const, reason: "no bearer token" },
+        );
+      },
+    },
+  });
+  const anonymous = await app.request("/metrics");
+  assert.equal(anonymous.status, 401);
+  assert.equal(
+    (await anonymous.json()).error,
+    "reading /metrics needs a token whose user may get it: no bearer token",
+  );
+  assert.equal((await app.request("/metrics", { headers: { authorization: "Bearer other" } })).status, 403);
+  const ok = await app.request("/metrics", { headers: { authorization: "Bearer prometheus" } });
+  assert.equal(ok.status, 200);
+  assert.match(await ok.text(), /butler_http_requests_total/);
+  assert.equal((await app.request("/readyz")).status, 200);
+  assert.equal((await app.request("/healthz")).status, 200);
+  assert.deepEqual(asked, [undefined, "Bearer other", "Bearer prometheus"]);
+});

@@ -99,6 +99,32 @@ Deno.test("plan: environment access that names outsiders is refused by the polic
   }
 });
 
+Deno.test("plan: references out of their trust zone are refused by the policies, with their messages", async (t) => {
+  const files = [
+    "providerconfig-borrowed-credentials.yaml",
+    "providerconfig-scoped-to-another-team.yaml",
+    "tenantcluster-provider-of-another-team.yaml",
+    "tenantcluster-team-of-another-namespace.yaml",
+  ];
+  for (const file of files) {
+    await t.step(file, async () => {
+      const text = Deno.readTextFileSync(`${ROOT}examples/invalid/${file}`);
+      const expect = /^# expect: (.+)$/m.exec(text)![1]!;
+      const by = /^# refused-by: (.+)$/m.exec(text)![1]!;
+      const sourced = yaml(text, file);
+      const { kind, metadata } = sourced[0]!.object;
+      const result = await plan([
+        ...examples("teams", "providerconfigs/azure-platform-team.yaml"),
+        ...sourced,
+      ]);
+      const outcome = outcomeOf(result, `${kind} ${metadata.namespace}/${metadata.name}`);
+      assert.equal(outcome.action, "refused");
+      assert.equal(outcome.refusal?.by, by);
+      assert.ok(outcome.refusal!.message.endsWith(`denied request: ${expect}`), outcome.refusal!.message);
+    });
+  }
+});
+
 Deno.test("plan: the TenantCluster webhook refuses the cluster over the team's quota, the first is admitted", async () => {
   const result = await plan([...AWS(), ...yaml(TINY_TEAM + tenantCluster("one") + tenantCluster("two"))]);
   assert.equal(outcomeOf(result, "TenantCluster team-tiny/one").action, "create");

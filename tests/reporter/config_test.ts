@@ -10,6 +10,13 @@ Deno.test("reporter configuration: defaults, and bad values named", async (t) =>
     assert.equal(r.config.idleHeartbeatSeconds, 600);
     assert.equal(r.config.leaseSeconds, 30);
     assert.equal(r.config.kubeconfigRecheckSeconds, 300);
+    assert.equal(r.config.metricsAuth, "none");
+    const shipped = loadReporterConfig({ HOSTNAME: "r", METRICS_AUTH: "kubernetes" });
+    assert.ok(shipped.ok);
+    assert.equal(shipped.config.metricsAuth, "kubernetes");
+    const bad = loadReporterConfig({ HOSTNAME: "r", METRICS_AUTH: "yes" });
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /METRICS_AUTH must be "kubernetes" or "none"/);
   });
 
   await t.step(
