@@ -208,17 +208,16 @@ Deno.test("a forging client on the base install holds no quota, overshoots nothi
     await t.step(
       "a forged NetworkPool claiming 10.0.0.0/8 squats nothing: a real pool inside it is admitted",
       async () => {
+        // Other tests may have left a registry of their own (their reviews were authenticated): it must not change.
+        const before = await getObject("ConfigMap", REGISTRY, "butler-system");
         const r = await forge(
           review("forged-pool", "networkpools", "CREATE", pool("squat", "10.0.0.0/8")),
           "networkpool",
         );
+        // Its answer depends on the pools other tests left; what matters is that it wrote nothing.
         assert.equal(r.status, 200);
-        assert.equal(r.body.response.allowed, true);
-        assert.equal(
-          await getObject("ConfigMap", REGISTRY, "butler-system"),
-          undefined,
-          "no registry was written",
-        );
+        const after = await getObject("ConfigMap", REGISTRY, "butler-system");
+        assert.deepEqual(after?.metadata, before?.metadata, "the registry was not written");
         const real = await kubectl(["create", "-f", "-"], {
           stdin: JSON.stringify(pool("forge-real", "10.251.7.0/24")),
         });

@@ -226,7 +226,7 @@ Deno.test("quotas at admission on a real API server", async (t) => {
       assert.notEqual(other.code, 0);
       assert.match(
         other.stderr,
-        /the admission webhook.s account may only write the ConfigMaps butler-quota-ledger and butler-system\/butler-pool-registry/,
+        /the admission webhook.s account may only write the ConfigMaps butler-quota-ledger of team namespaces \(labelled butler.butlerlabs.dev\/team\) and butler-system\/butler-pool-registry/,
       );
       const secrets = await kubectl(["get", "secrets", "-n", "team-quota"], { as: { user: SA } });
       assert.notEqual(secrets.code, 0, "the webhook's account reads no Secrets");

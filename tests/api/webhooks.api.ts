@@ -77,8 +77,10 @@ Deno.test("admission webhooks on a real API server", async (t) => {
     });
     await applyObject(harvester("wh-harvester", "butler-system"));
     await applyObject(harvester("wh-spare", "butler-system"));
+    // The platform's ProviderConfig for another team: in butler-system, so the references policy lets a
+    // TenantCluster name it, and the webhook decides on its team scope.
     await applyObject(
-      harvester("data-harvester", OTHER_NS, { type: "team", teamRef: { name: "webhooks-data" } }),
+      harvester("data-harvester", "butler-system", { type: "team", teamRef: { name: "webhooks-data" } }),
     );
     await applyObject(harvester("own-harvester", NS, { type: "team", teamRef: { name: "webhooks" } }));
     await applyObject(tenantCluster("c1", { name: "wh-harvester" }));
@@ -114,7 +116,7 @@ Deno.test("admission webhooks on a real API server", async (t) => {
       const create = (obj: unknown) =>
         kubectl(["create", "--dry-run=server", "-f", "-"], { stdin: JSON.stringify(obj) });
       refused(
-        await create(tenantCluster("c3", { name: "data-harvester", namespace: OTHER_NS }, "dev")),
+        await create(tenantCluster("c3", { name: "data-harvester", namespace: "butler-system" }, "dev")),
         'spec.providerConfigRef: Forbidden: ProviderConfig "data-harvester" is scoped to team "webhooks-data", but TenantCluster references team "webhooks"',
       );
       allowed(await create(tenantCluster("c4", { name: "own-harvester", namespace: NS }, "dev")));
@@ -171,7 +173,7 @@ Deno.test("admission webhooks on a real API server", async (t) => {
         server = undefined;
         allowed(await deletePc("wh-harvester"));
         const r = await kubectl(["create", "--dry-run=server", "-f", "-"], {
-          stdin: JSON.stringify(tenantCluster("c5", { name: "data-harvester", namespace: OTHER_NS })),
+          stdin: JSON.stringify(tenantCluster("c5", { name: "data-harvester", namespace: "butler-system" })),
         });
         refused(r, 'failed calling webhook "tenantclusters.admission.butler.butlerlabs.dev"');
       },
@@ -180,7 +182,7 @@ Deno.test("admission webhooks on a real API server", async (t) => {
     await server?.shutdown();
     await kubectl(["delete", "validatingwebhookconfiguration", "butler-admission", "--ignore-not-found"]);
     await kubectl(["delete", "team", "webhooks", "--ignore-not-found", "--wait=false"]);
-    for (const name of ["wh-harvester", "wh-spare"]) {
+    for (const name of ["wh-harvester", "wh-spare", "data-harvester"]) {
       await kubectl([
         "delete",
         "providerconfig",
