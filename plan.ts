@@ -1,7 +1,9 @@
 /**
- * `main.ts plan`: what the controllers and admission will do with a folder of manifests, offline. Reads the
- * files, checks them with kubectl-validate when it is installed, runs {@linkcode runPlan} and prints the result.
- * Exit code 0 when everything is admitted and converges, 1 when not, 2 for bad usage or unreadable input.
+ * `main.ts plan`: what the API server, admission and the controllers will do with a folder of manifests, offline.
+ * Reads the files, runs {@linkcode runPlan} (which judges Butler's kinds against the install's CRDs in process)
+ * and prints the result; kubectl-validate, when installed, checks the core and RBAC kinds and gives a second
+ * opinion on Butler's. Exit codes: 0 everything admitted, converged and Ready; 1 something refused; 3 admitted
+ * but not Ready, failing or not converging; 2 bad usage or unreadable input (`--fail-on` chooses what fails).
  *
  * @module
  */
@@ -9,20 +11,25 @@ import { ADMISSION_POLICIES, HOOK_ROUTES } from "./hooks/mod.ts";
 import { GROUP } from "./lib/butler/mod.ts";
 import { formatTime, parseTime } from "./lib/time/mod.ts";
 import {
+  EXIT,
+  exitCode,
+  type FailOn,
   groupOf,
   invalidMessage,
   type InvalidStatus,
   manifestFiles,
   type Obj,
+  type Outcome,
   parseManifests,
-  planSucceeded,
   readInstall,
   type Refusal,
   renderDiff,
   renderObjects,
   renderText,
+  resultLine,
   runPlan,
   type SourcedObject,
+  verdictOf,
   withoutServerFields,
 } from "./lib/plan/mod.ts";
 
@@ -35,9 +42,13 @@ options:
   --diff               print what changes against the --live objects
   --now TIME           the instant the hooks see, RFC 3339 (default: the current time)
   --namespace NAME     namespace of namespaced objects that name none (default: default)
+  --fail-on WHAT       what fails the run: not-ready (default: a refusal exits 1, anything not Ready, a failing
+                       sync or no fixed point exits 3), refused (only a refusal, exit 1) or none (exit 0)
+exit codes: 0 admitted and Ready, 1 refused, 2 bad usage or unreadable input, 3 not Ready or not converging
 environment:
-  KUBECTL_VALIDATE     path of kubectl-validate (default: kubectl-validate on PATH), which checks the CRD
-                       schemas and CEL rules the API server checks; without it they are not checked`;
+  KUBECTL_VALIDATE     path of kubectl-validate (default: kubectl-validate on PATH). Optional: Butler's kinds
+                       are checked in process against the CRDs; kubectl-validate adds the core and RBAC kinds'
+                       schemas and a second opinion on Butler's`;
 
 const ROOT = new URL(".", import.meta.url).pathname;
 /** The API groups kubectl-validate checks: the core, RBAC and ours (a GitOps folder's other kinds are skipped). */
@@ -50,15 +61,31 @@ interface Args {
   diff: boolean;
   now?: string;
   namespace: string;
+  failOn: FailOn;
 }
+
+const FAIL_ON: readonly FailOn[] = ["refused", "not-ready", "none"];
 
 function usage(message: string): never {
   console.error(`plan: ${message}\n${USAGE}`);
-  Deno.exit(2);
+  Deno.exit(EXIT.unreadable);
+}
+
+/** An input error: said alone (the usage is not the problem), exit 2. */
+function unreadable(message: string): never {
+  console.error(`plan: ${message}`);
+  Deno.exit(EXIT.unreadable);
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { paths: [], live: [], output: "text", diff: false, namespace: "default" };
+  const args: Args = {
+    paths: [],
+    live: [],
+    output: "text",
+    diff: false,
+    namespace: "default",
+    failOn: "not-ready",
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const [flag, inline] = a.startsWith("--") && a.includes("=")
@@ -75,7 +102,13 @@ function parseArgs(argv: readonly string[]): Args {
     } else if (flag === "--diff") args.diff = true;
     else if (flag === "--now") args.now = value();
     else if (flag === "--namespace" || flag === "-n") args.namespace = value();
-    else if (flag === "--help" || flag === "-h") {
+    else if (flag === "--fail-on") {
+      const v = value();
+      if (!FAIL_ON.includes(v as FailOn)) {
+        usage(`--fail-on must be refused, not-ready or none, not ${JSON.stringify(v)}`);
+      }
+      args.failOn = v as FailOn;
+    } else if (flag === "--help" || flag === "-h") {
       console.log(USAGE);
       Deno.exit(0);
     } else if (flag.startsWith("-") && flag !== "-") usage(`unknown option ${flag}`);
@@ -93,7 +126,7 @@ async function read(paths: readonly string[]): Promise<SourcedObject[]> {
     try {
       files = manifestFiles(path);
     } catch (err) {
-      usage(`cannot read ${path}: ${err instanceof Error ? err.message : err}`);
+      unreadable(`cannot read ${path}: ${err instanceof Error ? err.message : err}`);
     }
     for (const file of files) {
       const text = file === "-"
@@ -104,7 +137,7 @@ async function read(paths: readonly string[]): Promise<SourcedObject[]> {
       errors.push(...parsed.errors);
     }
   }
-  if (errors.length) usage(`unreadable manifests:\n  ${errors.join("\n  ")}`);
+  if (errors.length) unreadable(`unreadable manifests:\n  ${errors.join("\n  ")}`);
   return objects;
 }
 
@@ -151,6 +184,23 @@ async function schemaRefusals(
   }
 }
 
+/** The objects kubectl-validate and the plan disagree on: refused by one, admitted by the other. */
+function secondOpinion(
+  external: ReadonlyMap<number, Omit<Refusal, "by">>,
+  desired: readonly SourcedObject[],
+  outcomes: readonly Outcome[],
+): string[] {
+  const bySource = new Map(outcomes.map((o) => [o.source, o]));
+  return desired.flatMap((d, i) => {
+    if (groupOf(d.object.apiVersion) !== GROUP) return [];
+    const ours = bySource.get(d.source);
+    const theirs = external.get(i);
+    const oursRefused = ours?.action === "refused" && ours.refusal?.by === "schema";
+    if (!ours || oursRefused === (theirs !== undefined)) return [];
+    return [`${d.source}: kubectl-validate ${theirs ? `refuses it: ${theirs.message}` : "admits it"}`];
+  });
+}
+
 // Through main.ts the first argument is the command itself.
 const args = parseArgs(import.meta.main ? Deno.args : Deno.args.slice(1));
 const now = args.now === undefined ? formatTime(new Date()) : (() => {
@@ -158,11 +208,12 @@ const now = args.now === undefined ? formatTime(new Date()) : (() => {
   return t ? formatTime(t) : usage(`--now must be an RFC 3339 time, not ${JSON.stringify(args.now)}`);
 })();
 const desired = await read(args.paths);
+if (!desired.length) unreadable(`no manifests found in ${args.paths.join(", ")}`);
 const live = (await read(args.live)).map((o) => withoutServerFields(o.object));
 // kubectl-validate compiles the CRDs for a few hundred milliseconds: it runs while the install is read.
 const validating = schemaRefusals(desired, (o) => VALIDATED_GROUPS.has(groupOf(o.apiVersion)));
 const installed = readInstall(ROOT);
-const schema = await validating;
+const external = await validating;
 const result = await runPlan({
   desired,
   live,
@@ -170,15 +221,23 @@ const result = await runPlan({
   install: installed,
   routes: HOOK_ROUTES,
   policies: ADMISSION_POLICIES,
-  ...(schema ? { schema } : {}),
+  ...(external ? { schema: external } : {}),
   defaultNamespace: args.namespace,
 });
+const disagreements = external ? secondOpinion(external, desired, result.outcomes) : [];
 const notes = [
-  schema
-    ? "Schemas and CEL rules: checked with kubectl-validate."
-    : "Schemas and CEL rules: NOT checked (kubectl-validate not found: install sigs.k8s.io/kubectl-validate and put it on PATH or set KUBECTL_VALIDATE).",
+  `Schemas and CEL rules of Butler's kinds: checked in process against manifests/crds.`,
+  external
+    ? disagreements.length
+      ? `Second opinion (kubectl-validate): disagrees on ${disagreements.length} object(s):\n  ${
+        disagreements.join("\n  ")
+      }`
+      : "Second opinion (kubectl-validate): agrees; core and RBAC kinds checked by it."
+    : "Core and RBAC kinds: schemas not checked (kubectl-validate not found; optional).",
 ];
 if (args.output === "text") console.log(renderText(result, notes).trimEnd());
 else console.log(renderObjects(result, args.output).trimEnd());
 if (args.diff) console.log(renderDiff(result).trimEnd());
-Deno.exit(planSucceeded(result) ? 0 : 1);
+const code = exitCode(verdictOf(result), args.failOn);
+if (args.output !== "text" && code !== EXIT.ok) console.error(resultLine(verdictOf(result)));
+Deno.exit(code);

@@ -3,12 +3,14 @@ import type { Obj } from "./store.ts";
 
 /**
  * The manifest files of a path: the file itself, or every `.yaml`, `.yml` and `.json` file below a directory
- * (sorted, recursively; `kustomization.yaml` left out), or `-` for standard input.
+ * (sorted, recursively; `kustomization.yaml` and hidden files and folders such as `.github/` left out), or `-`
+ * for standard input.
  */
 export function manifestFiles(path: string): string[] {
   if (path === "-") return ["-"];
   if (!Deno.statSync(path).isDirectory) return [path];
   return [...Deno.readDirSync(path)].sort((a, b) => (a.name < b.name ? -1 : 1)).flatMap((e) => {
+    if (e.name.startsWith(".")) return [];
     const child = `${path.replace(/\/$/, "")}/${e.name}`;
     if (e.isDirectory) return manifestFiles(child);
     return /\.(ya?ml|json)$/.test(e.name) && e.name !== "kustomization.yaml" ? [child] : [];

@@ -14,3 +14,4 @@ export * from "./resources.ts";
 export * from "./store.ts";
 export * from "./report.ts";
 export * from "./files.ts";
+export * from "./verdict.ts";

@@ -6,6 +6,7 @@ import { controllerSpecs, type HookCall, reconcile } from "./metacontroller.ts";
 import type { SourcedObject } from "./input.ts";
 import { BUILTIN_RESOURCES, crdResources, groupOf, Resources } from "./resources.ts";
 import { describe, type Obj, objectId, Store } from "./store.ts";
+import { crdKinds, judge, type KindSchema, type ManifestObject } from "../schema/mod.ts";
 
 /** What a plan starts from and runs. */
 export interface PlanOptions {
@@ -21,7 +22,10 @@ export interface PlanOptions {
   readonly routes: readonly RouteRegistrar[];
   /** The identity-free admission policies, as TypeScript twins. */
   readonly policies: readonly PolicyTwin[];
-  /** Schema refusals (CRD schema and CEL rules) by index into `desired`, in kubectl's words. */
+  /**
+   * Schema refusals of kinds the install's CRDs do not define (core, RBAC), by index into `desired`, in kubectl's
+   * words (kubectl-validate's, where installed). The install's own kinds are always judged in process.
+   */
   readonly schema?: ReadonlyMap<number, Omit<Refusal, "by">>;
   /** Namespace of namespaced objects that name none (kubectl's default). */
   readonly defaultNamespace?: string;
@@ -36,6 +40,8 @@ export interface Outcome {
   readonly name: string;
   readonly action: "create" | "update" | "unchanged" | "refused" | "skipped";
   readonly refusal?: Refusal;
+  /** The line of the input a schema refusal points at (its first field's, or the nearest written parent's). */
+  readonly line?: number;
   /** Why an object was skipped. */
   readonly note?: string;
 }
@@ -60,7 +66,7 @@ export interface PlanResult {
   readonly objects: readonly Obj[];
   /** The live objects it started from, sorted by identity. */
   readonly live: readonly Obj[];
-  /** Whether schema refusals were supplied (kubectl-validate ran). */
+  /** Whether schema refusals of the kinds the install's CRDs do not define were supplied (kubectl-validate ran). */
   readonly schemaChecked: boolean;
 }
 
@@ -102,6 +108,7 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     call,
     webhooks: webhookSpecs(options.install),
     namespaceType: resources.ofKind("v1", "Namespace")!,
+    kinds: crdKinds(options.install),
   };
 
   const order = (o: Obj) => {
@@ -242,6 +249,8 @@ interface ApplyContext {
   readonly call: HookCall;
   readonly webhooks: ReturnType<typeof webhookSpecs>;
   readonly namespaceType: NonNullable<ReturnType<Resources["ofKind"]>>;
+  /** The served kinds of the install's CRDs, with their schemas. */
+  readonly kinds: ReadonlyMap<string, KindSchema>;
 }
 
 /**
@@ -256,6 +265,8 @@ async function applyOne(
   const object = structuredClone(item.object);
   const type = store.typeOf(object);
   const base = { source: item.source, id: objectId(object), name: describe(object) };
+  const unserved = unservedKind(ctx.kinds, object);
+  if (unserved) return { ...base, action: "refused", refusal: { by: "API server", message: unserved } };
   if (!type) {
     return {
       ...base,
@@ -270,10 +281,21 @@ async function applyOne(
     ? store.get(ctx.namespaceType, undefined, object.metadata.namespace!)
     : undefined;
   if (type.namespaced && !namespace) return { waiting: object };
-  const schema = options.schema?.get(item.index);
+  const own = ctx.kinds.has(`${object.apiVersion}/${object.kind}`);
+  const schema = own ? undefined : options.schema?.get(item.index);
   if (schema !== undefined) return { ...named, action: "refused", refusal: { by: "schema", ...schema } };
   const existing = store.find(object);
-  const next: Obj = existing ? applied(existing, object) : object;
+  let next: Obj = existing ? applied(existing, object) : object;
+  if (own) {
+    const verdict = judge(ctx.kinds, next as ManifestObject, existing as ManifestObject | undefined);
+    if (!verdict.ok) {
+      const { message, causes } = verdict;
+      const line = item.lineOf?.(refusedField(causes?.[0] ?? message));
+      const refusal = { by: "schema", message, ...(causes ? { causes } : {}) };
+      return { ...named, action: "refused", refusal, ...(line ? { line } : {}) };
+    }
+    next = verdict.object as Obj;
+  }
   const refusal = await admit(
     options.policies,
     ctx.webhooks,
@@ -290,6 +312,23 @@ async function applyOne(
     return { ...named, action: "create" };
   }
   return { ...named, action: store.replace(next) ? "update" : "unchanged" };
+}
+
+/** The field a schema refusal names first: `spec.a` of `… is invalid: spec.a: …` or of `unknown field "spec.a"`. */
+function refusedField(message: string): string {
+  return /unknown field "([^"]+)"/.exec(message)?.[1] ??
+    /(?:is invalid: |^)([\w.[\]-]+): /.exec(message)?.[1] ?? "";
+}
+
+/**
+ * The words kubectl prints for an object of a group the install's CRDs define in a version or kind they do not
+ * serve (`butler.butlerlabs.dev/v1alpha2`); `undefined` for every other object.
+ */
+function unservedKind(kinds: ReadonlyMap<string, KindSchema>, o: Obj): string | undefined {
+  const group = groupOf(o.apiVersion);
+  if (!group || kinds.has(`${o.apiVersion}/${o.kind}`)) return undefined;
+  const ours = [...kinds.values()].some((k) => k.group === group);
+  return ours ? `no matches for kind "${o.kind}" in version "${o.apiVersion}"` : undefined;
 }
 
 /** The kinds a plan knows: the built-in ones it stores and those of the install's CRDs. */

@@ -1,6 +1,7 @@
 import { stringify } from "yaml";
 import type { Outcome, PlanResult } from "./plan.ts";
 import { canonical, describe, type Obj, objectId } from "./store.ts";
+import { exitCode, resultLine, verdictOf } from "./verdict.ts";
 
 const MARK: Record<Outcome["action"], string> = {
   create: "+",
@@ -69,10 +70,9 @@ function teamLine(team: Obj): string {
   }`;
 }
 
-/** Whether a plan is clean: converged, every object admitted, no controller failing. */
+/** Whether a plan is clean: converged, every object admitted and Ready, no controller failing. */
 export function planSucceeded(result: PlanResult): boolean {
-  return result.converged && result.failures.length === 0 &&
-    result.outcomes.every((o) => o.action !== "refused");
+  return exitCode(verdictOf(result), "not-ready") === 0;
 }
 
 /**
@@ -96,7 +96,8 @@ export function renderText(result: PlanResult, notes: readonly string[] = []): s
   ];
   const byId = new Map(result.objects.map((o) => [objectId(o), o]));
   for (const outcome of result.outcomes) {
-    lines.push(`  ${MARK[outcome.action]} ${outcome.name}  (${outcome.source})`);
+    const where = outcome.line ? `${outcome.source}, line ${outcome.line}` : outcome.source;
+    lines.push(`  ${MARK[outcome.action]} ${outcome.name}  (${where})`);
     const refusal = outcome.refusal;
     if (refusal?.causes) {
       // Several field errors: one per line, as kubectl prints them.
@@ -129,15 +130,11 @@ export function renderText(result: PlanResult, notes: readonly string[] = []): s
   if (result.failures.length) {
     lines.push("", "Failing syncs", ...result.failures.map((f) => `  ${f.name}: ${f.message}`));
   }
-  const refused = count("refused");
-  lines.push(
-    "",
-    planSucceeded(result)
-      ? "Result: everything is admitted and the controllers converge."
-      : `Result: ${refused} refused, ${result.failures.length} failing sync(s)${
-        result.converged ? "" : ", no fixed point"
-      }.`,
-  );
+  const verdict = verdictOf(result);
+  if (verdict.notReady.length) {
+    lines.push("", "Not Ready", ...verdict.notReady.map((n) => `  ${n.name}: ${n.why}`));
+  }
+  lines.push("", resultLine(verdict));
   return lines.join("\n") + "\n";
 }
 

@@ -139,6 +139,8 @@ export function yamlFiles(dir: string): string[] {
   const out: string[] = [];
   for (const entry of Deno.readDirSync(dir)) {
     const path = `${dir}/${entry.name}`;
+    // A hidden folder (examples/ci/.github) holds no manifests.
+    if (entry.name.startsWith(".")) continue;
     if (entry.isDirectory) out.push(...yamlFiles(path));
     // A kustomization (examples/kustomize/) is a recipe, not an object to apply.
     else if (/\.ya?ml$/.test(entry.name) && entry.name !== "kustomization.yaml") out.push(path);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { CommandRun } from "../../lib/testing/mod.ts";
+import { parse } from "yaml";
 import { NOW, planCli, ROOT } from "./helpers.ts";
 
 /** The command without kubectl-validate, so that the run is the same on every machine. */
@@ -15,8 +16,18 @@ Deno.test("main.ts plan", async (t) => {
     const a = await cli(["--now", NOW, "examples/teams"]);
     assert.equal(a.code, 0, a.stderr);
     assert.match(a.stdout, /^Plan at 2026-11-23T10:00:00Z: 5 object\(s\): 5 to create/);
-    assert.match(a.stdout, /Schemas and CEL rules: NOT checked \(kubectl-validate not found/);
-    assert.match(a.stdout, /Result: everything is admitted and the controllers converge\.\n$/);
+    assert.match(
+      a.stdout,
+      /Schemas and CEL rules of Butler's kinds: checked in process against manifests\/crds\./,
+    );
+    assert.match(
+      a.stdout,
+      /Core and RBAC kinds: schemas not checked \(kubectl-validate not found; optional\)\./,
+    );
+    assert.match(
+      a.stdout,
+      /Result: everything is admitted, the controllers converge and every object is Ready\.\n$/,
+    );
     const b = await cli(["--now", NOW, "examples/teams"]);
     assert.equal(b.stdout, a.stdout);
   });
@@ -77,5 +88,88 @@ Deno.test("main.ts plan", async (t) => {
     assert.match(bad.stderr, /\(stdin\)#1: apiVersion: /);
     const none = await cli([]);
     assert.match(none.stderr, /plan: no manifests given/);
+  });
+
+  await t.step("the README's refusal example is refused with no Go tool installed: exit 1", async () => {
+    const r = await cli(["--now", NOW, "examples/invalid/aws-without-region.yaml"]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stdout,
+      /! ProviderConfig butler-system\/aws-without-region {2}\(examples\/invalid\/aws-without-region\.yaml#1, line 12\)\n {6}refused by schema: The ProviderConfig "aws-without-region" is invalid: spec\.aws\.region: Required value: region is required for AWS provider$/m,
+    );
+    assert.match(r.stdout, /^Result: 1 refused, 0 not Ready, 0 failing sync\(s\)\.$/m);
+  });
+
+  await t.step("misspelled fields are named with their line; an unserved version is refused", async () => {
+    const typo = `apiVersion: butler.butlerlabs.dev/v1alpha1
+kind: NetworkPool
+metadata: { name: p, namespace: butler-system }
+spec:
+  cidr: 10.40.0.0/24
+  reserved:
+    - cidr: 10.40.0.0/28
+  tenantAlocation: {}
+---
+apiVersion: butler.butlerlabs.dev/v1alpha2
+kind: NetworkPool
+metadata: { name: q, namespace: butler-system }
+spec: { cidr: 10.41.0.0/24 }
+`;
+    const r = await cli(["--now", NOW, "-"], typo);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stdout,
+      /\(\(stdin\)#1, line 8\)\n {6}refused by schema: NetworkPool in version "v1alpha1" cannot be handled as a NetworkPool: strict decoding error: unknown field "spec\.tenantAlocation"$/m,
+    );
+    assert.match(
+      r.stdout,
+      /refused by API server: no matches for kind "NetworkPool" in version "butler\.butlerlabs\.dev\/v1alpha2"$/m,
+    );
+  });
+
+  await t.step("admitted but not Ready exits 3; --fail-on chooses what fails", async () => {
+    const pc = ["--now", NOW, "examples/providerconfigs/aws-us-east.yaml"];
+    const r = await cli(pc);
+    assert.equal(r.code, 3);
+    assert.match(
+      r.stdout,
+      /^Not Ready\n {2}ProviderConfig butler-system\/aws-us-east: Ready=False \(CredentialsInvalid\)$/m,
+    );
+    assert.match(r.stdout, /^Result: 0 refused, 1 not Ready, 0 failing sync\(s\)\.$/m);
+    assert.equal((await cli(["--fail-on", "refused", ...pc])).code, 0);
+    const refused = ["--now", NOW, "examples/invalid/aws-without-region.yaml"];
+    assert.equal((await cli(["--fail-on=refused", ...refused])).code, 1);
+    assert.equal((await cli(["--fail-on=none", ...refused])).code, 0);
+    const bad = await cli(["--fail-on", "warnings", ...pc]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--fail-on must be refused, not-ready or none, not "warnings"/);
+    const json = await cli(["-o", "json", ...pc]);
+    assert.equal(json.code, 3);
+    assert.match(json.stderr, /^Result: 0 refused, 1 not Ready/);
+  });
+
+  await t.step("input errors: where, without the usage; no manifests is an error", async () => {
+    const empty = await cli(["--now", NOW, "docs"]);
+    assert.equal(empty.code, 2);
+    assert.equal(empty.stderr, "plan: no manifests found in docs\n");
+    // A repository's .github/ holds workflows, not manifests: the CI example's folder has nothing else.
+    const hidden = await cli(["--now", NOW, "examples/ci"]);
+    assert.equal(hidden.stderr, "plan: no manifests found in examples/ci\n");
+    const quote = await cli(
+      ["--now", NOW, "-"],
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "abc\nspec:\n  x: 1\n',
+    );
+    assert.equal(quote.code, 2);
+    assert.equal(
+      quote.stderr,
+      'plan: unreadable manifests:\n  (stdin): document 1, line 4: Missing closing "quote\n',
+    );
+  });
+
+  await t.step("the CI example runs the README's plan command, failing on a refusal", () => {
+    const workflow = parse(Deno.readTextFileSync(`${ROOT}examples/ci/.github/workflows/plan.yaml`));
+    const steps: { run?: string }[] = workflow.jobs.plan.steps;
+    const run = steps.map((s) => s.run ?? "").find((r) => r.includes("task plan"));
+    assert.match(run ?? "", /^npx -y deno@2\.9\.6 task plan --fail-on=refused /);
   });
 });

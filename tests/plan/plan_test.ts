@@ -1,5 +1,14 @@
 import assert from "node:assert/strict";
-import { invalidMessage, planSucceeded, renderDiff, renderObjects, renderText } from "../../lib/plan/mod.ts";
+import {
+  EXIT,
+  exitCode,
+  invalidMessage,
+  planSucceeded,
+  renderDiff,
+  renderObjects,
+  renderText,
+  verdictOf,
+} from "../../lib/plan/mod.ts";
 import { APPLIED_TOGETHER, examples, outcomeOf, plan, ROOT, yaml } from "./helpers.ts";
 import { updatingGoldens } from "../../lib/testing/mod.ts";
 
@@ -35,12 +44,26 @@ const AWS = () => examples("credentials/aws-credentials.yaml", "providerconfigs/
 Deno.test("plan: the seeds' examples", async (t) => {
   const result = await plan(examples(...APPLIED_TOGETHER));
 
-  await t.step("are all admitted and the controllers converge", () => {
-    assert.deepEqual(result.outcomes.filter((o) => o.action !== "create"), []);
-    assert.deepEqual(result.failures, []);
-    assert.ok(result.converged);
-    assert.ok(planSucceeded(result));
-  });
+  await t.step(
+    "are all admitted and the controllers converge; what is not Ready is named, and fails the plan",
+    () => {
+      assert.deepEqual(result.outcomes.filter((o) => o.action !== "create"), []);
+      assert.deepEqual(result.failures, []);
+      assert.ok(result.converged);
+      // The folders name pools and Secrets of folders not applied with them, and api-prod sets no version.
+      assert.deepEqual(verdictOf(result).notReady.map((n) => `${n.name}: ${n.why}`), [
+        "ProviderConfig butler-system/harvester-prod: Ready=False (PoolNotFound)",
+        "ProviderConfig butler-system/nutanix-datacenter: Ready=False (PoolNotFound)",
+        "ProviderConfig butler-system/proxmox-elastic: Ready=False (PoolNotFound)",
+        "ProviderConfig butler-system/nutanix-elastic: Ready=False (CredentialsInvalid)",
+        "TenantCluster team-platform/api-prod: phase Failed (InvalidSpec)",
+        "TenantCluster team-platform/prod-cluster: Ready=False (MissingInput)",
+      ]);
+      assert.equal(planSucceeded(result), false);
+      assert.equal(exitCode(verdictOf(result), "not-ready"), EXIT.notReady);
+      assert.equal(exitCode(verdictOf(result), "refused"), EXIT.ok);
+    },
+  );
 
   await t.step("give each Team its namespace and RBAC, and an IPAM TenantCluster its addresses", () => {
     const ns = result.objects.find((o) => o.kind === "Namespace" && o.metadata.name === "team-payments");
