@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { ADMISSION_POLICIES, HOOK_ROUTES } from "./hooks/mod.ts";
+import { HOOK_ROUTES } from "./hooks/mod.ts";
 import { GROUP } from "./lib/butler/mod.ts";
 import { formatTime, parseTime } from "./lib/time/mod.ts";
 import {
@@ -220,7 +220,6 @@ const result = await runPlan({
   now,
   install: installed,
   routes: HOOK_ROUTES,
-  policies: ADMISSION_POLICIES,
   ...(external ? { schema: external } : {}),
   defaultNamespace: args.namespace,
 });

@@ -23,7 +23,7 @@ import {
   ProviderConfigSpec,
   scopeZoneError,
 } from "../../lib/api/mod.ts";
-import { credentialsNamespaceOf, scopeTeamOf } from "./policy.ts";
+import { credentialsNamespaceOf, scopeTeamOf } from "./references.ts";
 
 const SECRET = { apiVersion: "v1", kind: "Secret" } as const;
 

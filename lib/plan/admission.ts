@@ -3,6 +3,7 @@ import { matchesSelector } from "./api.ts";
 import type { HookCall } from "./metacontroller.ts";
 import { groupOf, type ResourceType } from "./resources.ts";
 import { type Obj, planUid } from "./store.ts";
+import type { AdmissionPolicy, Schema } from "../schema/mod.ts";
 
 /** An admission operation the plan performs. */
 export type Operation = "CREATE" | "UPDATE";
@@ -53,51 +54,68 @@ export const PLAN_USER = { username: "butler-plan", groups: ["system:authenticat
 
 const wildcard = (list: readonly string[], value: string) => list.includes("*") || list.includes(value);
 
-/**
- * A ValidatingAdmissionPolicy whose rules do not depend on who asks, written again in TypeScript beside its
- * YAML (the real API server tier checks that the two agree). `check` returns the message of the first failing
- * validation, or `undefined`.
- */
-export interface PolicyTwin {
-  readonly name: string;
-  readonly kind: string;
-  /** The `reason` of the policy's validations: `Invalid` answers 422 and kubectl words it differently. */
-  readonly reason: "Forbidden" | "Invalid";
-  readonly check: (op: Operation, object: Obj, oldObject: Obj | undefined) => string | undefined;
+/** One write to admit: what is written, over what, in which namespace, and the kind's schema (for CEL types). */
+export interface AdmissionWrite {
+  readonly type: ResourceType;
+  readonly op: Operation;
+  readonly object: Obj;
+  readonly oldObject: Obj | undefined;
+  /** The object's namespace as stored (its labels select webhooks; policies read it as `namespaceObject`). */
+  readonly namespace: Obj | undefined;
+  readonly schema?: Schema;
+}
+
+/** The first shipped policy that denies the write, in the words kubectl prints for it. */
+function policyRefusal(policies: readonly AdmissionPolicy[], w: AdmissionWrite): Refusal | undefined {
+  const group = groupOf(w.type.apiVersion);
+  const resource = group ? `${w.type.resource}.${group}` : w.type.resource;
+  const version = w.type.apiVersion.slice(group ? group.length + 1 : 0);
+  for (const policy of policies) {
+    const denial = policy.judge({
+      operation: w.op,
+      group,
+      version,
+      resource: w.type.resource,
+      kind: w.type.kind,
+      object: w.object,
+      ...(w.oldObject ? { oldObject: w.oldObject } : {}),
+      ...(w.namespace ? { namespaceObject: w.namespace } : {}),
+      userInfo: PLAN_USER,
+      ...(w.schema ? { schema: w.schema } : {}),
+    });
+    if (!denial) continue;
+    const denied =
+      `ValidatingAdmissionPolicy '${denial.policy}' with binding '${denial.binding}' denied request: ${denial.message}`;
+    // kubectl prints an Invalid status as `The <resource> "<name>" is invalid: <field>: <message>`, and a policy's
+    // cause has no field.
+    return {
+      by: `ValidatingAdmissionPolicy ${denial.policy}`,
+      message: denial.reason === "Invalid"
+        ? `The ${w.type.resource} "${w.object.metadata.name}" is invalid: : ${denied}`
+        : `${resource} "${w.object.metadata.name}" is forbidden: ${denied}`,
+    };
+  }
+  return undefined;
 }
 
 /**
- * Admits one write the way the API server's validating admission does: the policies, then every matching
- * webhook (by its rules, and its `namespaceSelector` against the labels of the object's namespace) through its real route (a dry-run review, so the quota ledger is read but never written). Returns the
- * refusal, or `undefined` when the write is admitted.
+ * Admits one write the way the API server's validating admission does: the shipped ValidatingAdmissionPolicies
+ * (their CEL, evaluated in process), then every matching webhook (by its rules, and its `namespaceSelector` against
+ * the labels of the object's namespace) through its real route (a dry-run review, so the quota ledger is read but
+ * never written). Returns the refusal, or `undefined` when the write is admitted.
  */
 export async function admit(
-  policies: readonly PolicyTwin[],
+  policies: readonly AdmissionPolicy[],
   webhooks: readonly WebhookSpec[],
-  type: ResourceType,
-  op: Operation,
-  object: Obj,
-  oldObject: Obj | undefined,
+  w: AdmissionWrite,
   call: HookCall,
-  namespaceLabels: Readonly<Record<string, string>> | undefined,
 ): Promise<Refusal | undefined> {
+  const refused = policyRefusal(policies, w);
+  if (refused) return refused;
+  const { type, op, object, oldObject } = w;
+  const namespaceLabels = w.namespace?.metadata.labels;
   const group = groupOf(type.apiVersion);
   const resource = group ? `${type.resource}.${group}` : type.resource;
-  for (const policy of policies.filter((p) => p.kind === type.kind && group === "butler.butlerlabs.dev")) {
-    const message = policy.check(op, object, oldObject);
-    if (message !== undefined) {
-      const denied =
-        `ValidatingAdmissionPolicy '${policy.name}' with binding '${policy.name}' denied request: ${message}`;
-      // kubectl prints an Invalid status as `The <resource> "<name>" is invalid: <field>: <message>`, and a policy's
-      // cause has no field.
-      return {
-        by: `ValidatingAdmissionPolicy ${policy.name}`,
-        message: policy.reason === "Invalid"
-          ? `The ${type.resource} "${object.metadata.name}" is invalid: : ${denied}`
-          : `${resource} "${object.metadata.name}" is forbidden: ${denied}`,
-      };
-    }
-  }
   const version = type.apiVersion.slice(group ? group.length + 1 : 0);
   for (const webhook of webhooks) {
     const matches = webhook.rules.some((r) =>

@@ -17,10 +17,14 @@ export function manifestFiles(path: string): string[] {
   });
 }
 
-/** The parts of `manifests/` a plan runs: namespaces, CRDs, controllers and the admission webhooks. */
+/**
+ * The parts of `manifests/` a plan runs: namespaces, CRDs, controllers, the admission policies and the admission
+ * webhooks.
+ */
 export const INSTALL_PATHS: readonly string[] = [
   "manifests/namespace.yaml",
   "manifests/crds",
+  "manifests/admission",
   "manifests/controllers",
   "manifests/admission-webhooks/webhooks.yaml",
 ];

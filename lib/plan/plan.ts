@@ -1,12 +1,19 @@
 import { DEFAULT_HOOK_CONFIG } from "../hook_context/mod.ts";
 import { createApp, type RouteRegistrar } from "../http/mod.ts";
-import { admit, type PolicyTwin, type Refusal, webhookSpecs } from "./admission.ts";
+import { admit, type Refusal, webhookSpecs } from "./admission.ts";
 import { storeClient } from "./api.ts";
 import { controllerSpecs, type HookCall, reconcile } from "./metacontroller.ts";
 import type { SourcedObject } from "./input.ts";
 import { BUILTIN_RESOURCES, crdResources, groupOf, Resources } from "./resources.ts";
 import { describe, type Obj, objectId, Store } from "./store.ts";
-import { crdKinds, judge, type KindSchema, type ManifestObject } from "../schema/mod.ts";
+import {
+  admissionPolicies,
+  type AdmissionPolicy,
+  crdKinds,
+  judge,
+  type KindSchema,
+  type ManifestObject,
+} from "../schema/mod.ts";
 
 /** What a plan starts from and runs. */
 export interface PlanOptions {
@@ -20,8 +27,6 @@ export interface PlanOptions {
   readonly install: readonly Obj[];
   /** The hook service's routes: the plan calls the real hooks and webhooks. */
   readonly routes: readonly RouteRegistrar[];
-  /** The identity-free admission policies, as TypeScript twins. */
-  readonly policies: readonly PolicyTwin[];
   /**
    * Schema refusals of kinds the install's CRDs do not define (core, RBAC), by index into `desired`, in kubectl's
    * words (kubectl-validate's, where installed). The install's own kinds are always judged in process.
@@ -109,6 +114,7 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     webhooks: webhookSpecs(options.install),
     namespaceType: resources.ofKind("v1", "Namespace")!,
     kinds: crdKinds(options.install),
+    policies: admissionPolicies(options.install),
   };
 
   const order = (o: Obj) => {
@@ -251,6 +257,8 @@ interface ApplyContext {
   readonly namespaceType: NonNullable<ReturnType<Resources["ofKind"]>>;
   /** The served kinds of the install's CRDs, with their schemas. */
   readonly kinds: ReadonlyMap<string, KindSchema>;
+  /** The install's ValidatingAdmissionPolicies, evaluated in process. */
+  readonly policies: readonly AdmissionPolicy[];
 }
 
 /**
@@ -296,16 +304,15 @@ async function applyOne(
     }
     next = verdict.object as Obj;
   }
-  const refusal = await admit(
-    options.policies,
-    ctx.webhooks,
+  const schemaOf = ctx.kinds.get(`${object.apiVersion}/${object.kind}`)?.schema;
+  const refusal = await admit(ctx.policies, ctx.webhooks, {
     type,
-    existing ? "UPDATE" : "CREATE",
-    next,
-    existing,
-    ctx.call,
-    namespace?.metadata.labels,
-  );
+    op: existing ? "UPDATE" : "CREATE",
+    object: next,
+    oldObject: existing,
+    namespace,
+    ...(schemaOf ? { schema: schemaOf } : {}),
+  }, ctx.call);
   if (refusal) return { ...named, action: "refused", refusal };
   if (!existing) {
     store.create(next);

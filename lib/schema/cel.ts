@@ -26,34 +26,93 @@ function isQuantity(s: string): boolean {
 
 const cmp = (a: CelQuantity, b: CelQuantity) => compare(a.q, b.q);
 
-/** The CEL environment of CRD rules: optionals on, the Kubernetes quantity library registered. */
+/** An `authorizer` check that allows everything: the requester `plan` stands for is a platform admin. */
+class CelResourceCheck {
+  check(): CelDecision {
+    return new CelDecision();
+  }
+}
+
+/** What an allowing check decides. */
+class CelDecision {}
+
+/** The `authorizer` of a policy's CEL, for a requester allowed everything. */
+class CelAuthorizer {}
+
+type Method = {
+  name: string;
+  receiverType: string;
+  returnType: string;
+  params: { name: string; type: string }[];
+};
+
+function register(env: Environment, m: Method, handler: (...a: never[]) => unknown): void {
+  env.registerFunction({ ...m, handler: handler as (...a: unknown[]) => unknown });
+}
+
+/**
+ * The CEL environment of CRD rules and admission policies: optionals on, the Kubernetes quantity and list
+ * libraries, and an `authorizer` that allows (the only requester the plan evaluates for is a platform admin).
+ */
 function environment(): Environment {
   const env = new Environment({
     unlistedVariablesAreDyn: true,
     enableOptionalTypes: true,
     homogeneousAggregateLiterals: false,
   }).registerType("Quantity", CelQuantity)
+    .registerType("Authorizer", CelAuthorizer)
+    .registerType("ResourceCheck", CelResourceCheck)
+    .registerType("Decision", CelDecision)
     .registerFunction("quantity(string): Quantity", toQuantity)
     .registerFunction("isQuantity(string): bool", isQuantity);
-  const method = (
-    name: string,
-    params: { name: string; type: string }[],
-    returnType: string,
-    handler: (...a: never[]) => unknown,
-  ) =>
-    env.registerFunction({
-      name,
-      receiverType: "Quantity",
-      returnType,
-      params,
-      handler: handler as (...a: unknown[]) => unknown,
-    });
+  const q = (name: string, params: Method["params"], returnType: string) => ({
+    name,
+    receiverType: "Quantity",
+    returnType,
+    params,
+  });
   const other = [{ name: "other", type: "Quantity" }];
-  method("isLessThan", other, "bool", (a: CelQuantity, b: CelQuantity) => cmp(a, b) < 0);
-  method("isGreaterThan", other, "bool", (a: CelQuantity, b: CelQuantity) => cmp(a, b) > 0);
-  method("compareTo", other, "int", (a: CelQuantity, b: CelQuantity) => BigInt(cmp(a, b)));
-  method("sign", [], "int", (a: CelQuantity) => BigInt(Math.sign(Number(a.q.nanos))));
+  register(env, q("isLessThan", other, "bool"), (a: CelQuantity, b: CelQuantity) => cmp(a, b) < 0);
+  register(env, q("isGreaterThan", other, "bool"), (a: CelQuantity, b: CelQuantity) => cmp(a, b) > 0);
+  register(env, q("compareTo", other, "int"), (a: CelQuantity, b: CelQuantity) => BigInt(cmp(a, b)));
+  register(env, q("sign", [], "int"), (a: CelQuantity) => BigInt(Math.sign(Number(a.q.nanos))));
+  const text = [{ name: "value", type: "string" }];
+  register(
+    env,
+    { name: "group", receiverType: "Authorizer", returnType: "ResourceCheck", params: text },
+    () => new CelResourceCheck(),
+  );
+  for (const name of ["resource", "subresource", "name", "namespace"]) {
+    register(
+      env,
+      { name, receiverType: "ResourceCheck", returnType: "ResourceCheck", params: text },
+      (r: CelResourceCheck) => r,
+    );
+  }
+  register(
+    env,
+    { name: "check", receiverType: "ResourceCheck", returnType: "Decision", params: text },
+    (r: CelResourceCheck) => r.check(),
+  );
+  register(env, { name: "allowed", receiverType: "Decision", returnType: "bool", params: [] }, () => true);
+  // cel-go compares optionals (`labels[?k] == oldLabels[?k]`): equal when both are empty or hold equal values;
+  // `!=` follows from it.
+  type Opt = { hasValue(): boolean; value(): unknown };
+  const optionalEqual = (a: Opt, b: Opt) =>
+    a.hasValue() === b.hasValue() && (!a.hasValue() || sameValue(a.value(), b.value()));
+  env.registerOperator("optional<dyn> == optional<dyn>", optionalEqual);
+  register(env, {
+    name: "indexOf",
+    receiverType: "list",
+    returnType: "int",
+    params: [{ name: "item", type: "dyn" }],
+  }, (list: unknown[], item: unknown) => BigInt(list.findIndex((x) => sameValue(x, item))));
   return env;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a, (_, v) => (typeof v === "bigint" ? `${v}n` : v)) ===
+    JSON.stringify(b, (_, v) => (typeof v === "bigint" ? `${v}n` : v));
 }
 
 let shared: Environment | undefined;
@@ -69,6 +128,16 @@ function program(rule: string): (vars: Record<string, unknown>) => unknown {
   }
   return p;
 }
+
+/** The shared CEL environment: `run` evaluates an expression (compiled once) over `vars`. */
+export function celEnvironment(): {
+  run: (expression: string, vars: Record<string, unknown>) => unknown;
+  allowingAuthorizer: unknown;
+} {
+  return { run: (expression, vars) => program(expression)(vars), allowingAuthorizer: AUTHORIZER };
+}
+
+const AUTHORIZER = new CelAuthorizer();
 
 /**
  * A decoded JSON value as CEL values of its schema: integers (and the numbers of int-or-string fields) as `int`

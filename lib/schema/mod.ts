@@ -11,3 +11,4 @@ export * from "./prune.ts";
 export * from "./list_type.ts";
 export * from "./cel.ts";
 export * from "./object.ts";
+export * from "./policy.ts";

@@ -1,5 +1,5 @@
 /** Shared set-up of the plan tests: the install, the examples, and a plan run with the real hooks. */
-import { ADMISSION_POLICIES, HOOK_ROUTES } from "../../hooks/mod.ts";
+import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import type { RouteRegistrar } from "../../lib/http/mod.ts";
 import {
   manifestFiles,
@@ -58,7 +58,6 @@ export function plan(
     now: NOW,
     install: INSTALL,
     routes: [...(options.routes ?? []), ...HOOK_ROUTES],
-    policies: ADMISSION_POLICIES,
     ...(options.maxRounds ? { maxRounds: options.maxRounds } : {}),
   });
 }
