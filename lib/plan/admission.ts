@@ -187,8 +187,9 @@ export interface InvalidStatus {
  * A schema refusal in kubectl's words: `The <Kind> "<name>" is invalid: <field>: <message>`, the causes joined
  * with `; ` when there are several. kubectl-validate renders a CEL rule's failure on an object as
  * `Invalid value: "object": ...` and `Invalid value: "null": ...` where current API servers say `Invalid value: ...`
- * and `Invalid value: null: ...`, and on an int-or-string field as `Invalid value: "": ...` where they quote the
- * value (read from `object` when given), and a string over its `maxLength` as `Too long: may not be longer than N`
+ * and `Invalid value: null: ...`, and on a scalar field as `Invalid value: "": ...` (int-or-string) or `Invalid
+ * value: "string": ...` (the field's type, not its value) where they quote the value (read from `object` when
+ * given), and a string over its `maxLength` as `Too long: may not be longer than N`
  * where they say `Too long: may not be more than N bytes`; the plan says what the API server says.
  *
  * @example
@@ -204,7 +205,7 @@ export function invalidMessage(status: InvalidStatus, object?: unknown): Omit<Re
       .replace(/^Invalid value: "null": /, "Invalid value: null: ")
       .replace(/^Too long: may not be longer than (\d+)$/, "Too long: may not be more than $1 bytes")
       .replace(
-        /^Invalid value: "": /,
+        /^Invalid value: "(|string|integer)": (?!.* in body must be of type )/,
         (all) =>
           typeof value === "string" || typeof value === "number"
             ? `Invalid value: ${JSON.stringify(value)}: `

@@ -96,8 +96,39 @@ function activation(w: PolicyWrite): Record<string, unknown> {
   };
 }
 
-function evaluator(vars: Record<string, unknown>) {
-  return (expression: string): unknown => celEnvironment().run(expression, vars);
+/** cel-go's words for an evaluation error start in lower case. */
+function errorWords(err: unknown): string {
+  const text = err instanceof Error ? err.message.split("\n")[0]! : String(err);
+  return text.startsWith("composited variable") ? text : text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+/**
+ * `variables`, each evaluated when first read (as the API server composes them), an error naming the variable.
+ */
+function lazyVariables(
+  spec: NonNullable<PolicyObject["spec"]>,
+  run: (expression: string) => unknown,
+): Record<string, unknown> {
+  const variables: Record<string, unknown> = {};
+  for (const v of spec.variables ?? []) {
+    let done = false;
+    let value: unknown;
+    Object.defineProperty(variables, v.name, {
+      enumerable: true,
+      get() {
+        if (!done) {
+          try {
+            value = run(v.expression);
+          } catch (err) {
+            throw new Error(`composited variable "${v.name}" fails to evaluate: ${errorWords(err)}`);
+          }
+          done = true;
+        }
+        return value;
+      },
+    });
+  }
+  return variables;
 }
 
 function judgeWith(p: PolicyObject, binding: string, w: PolicyWrite): PolicyDenial | undefined {
@@ -105,19 +136,22 @@ function judgeWith(p: PolicyObject, binding: string, w: PolicyWrite): PolicyDeni
   const name = p.metadata?.name ?? "";
   if (!matches(spec.matchConstraints?.resourceRules ?? [], w)) return undefined;
   const vars = activation(w);
-  const run = evaluator(vars);
+  const run = (expression: string) => celEnvironment().run(expression, vars);
   const deny = (message: string, reason = "Invalid"): PolicyDenial => ({
     policy: name,
     binding,
     message,
     reason: reason === "Forbidden" ? "Forbidden" : "Invalid",
   });
+  let current = "";
   try {
-    if (!(spec.matchConditions ?? []).every((c) => run(c.expression) === true)) return undefined;
-    const variables: Record<string, unknown> = {};
-    vars.variables = variables;
-    for (const v of spec.variables ?? []) variables[v.name] = run(v.expression);
+    for (const c of spec.matchConditions ?? []) {
+      current = c.expression;
+      if (run(c.expression) !== true) return undefined;
+    }
+    vars.variables = lazyVariables(spec, run);
     for (const v of spec.validations ?? []) {
+      current = v.expression;
       if (run(v.expression) === true) continue;
       const fromExpression = v.messageExpression ? run(v.messageExpression) : undefined;
       const message = typeof fromExpression === "string" && fromExpression.trim()
@@ -126,7 +160,7 @@ function judgeWith(p: PolicyObject, binding: string, w: PolicyWrite): PolicyDeni
       return deny(message, v.reason);
     }
   } catch (err) {
-    return deny(`expression evaluation failed: ${err instanceof Error ? err.message.split("\n")[0] : err}`);
+    return deny(`expression '${current}' resulted in error: ${errorWords(err)}`);
   }
   return undefined;
 }
