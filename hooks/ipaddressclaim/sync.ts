@@ -1,7 +1,7 @@
 /**
- * NetworkPools as Cluster API IPAM pools (DESIGN §4.4). A DecoratorController over `IPAddressClaim`s
- * (`ipam.cluster.x-k8s.io/v1beta2`): a claim whose `poolRef` is `{apiGroup: butler.butlerlabs.dev, kind:
- * NetworkPool}` becomes one more allocation request, an IPAllocation of one address in the claim's namespace
+ * NetworkPools as Cluster API IPAM pools (docs/design.md#cluster-api-ipam-pools). A DecoratorController over
+ * `IPAddressClaim`s (`ipam.cluster.x-k8s.io/v1beta2`): a claim whose `poolRef` is `{apiGroup: butler.butlerlabs.dev,
+ * kind: NetworkPool}` becomes one more allocation request, an IPAllocation of one address in the claim's namespace
  * (owned by the claim, so it goes with it), granted by the pool from the same ledger as every other grant. Once
  * granted, the hook writes the `IPAddress` (owned by the claim too) and the claim's status. Claims of other IPAM
  * providers are left alone: no attachment, no status.

@@ -3,7 +3,7 @@
  * the space of every pool it admits (a create, or an update that changes what the pool can grant) until the API
  * server has surely stored it. Two pools admitted at once both write it with the resourceVersion they read as
  * precondition: the second loses, reads again, and sees the first one's space, so at most one of two overlapping
- * pools gets in (the quota ledger's protocol, DESIGN §4.2). An entry stops counting after
+ * pools gets in (the quota ledger's protocol, docs/design.md#race-free-quotas). An entry stops counting after
  * {@linkcode ADMITTED_STORED_WITHIN_SECONDS}; by then the pool is stored (and listed) or its create failed.
  *
  * @module

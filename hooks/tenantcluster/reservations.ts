@@ -1,6 +1,6 @@
 /**
- * The quota ledger (DESIGN §4.2): a ConfigMap `butler-quota-ledger` in each team namespace, one key per
- * TenantCluster name admitted with a quota in force, its value the cluster's footprint and when it was
+ * The quota ledger (docs/design.md#race-free-quotas): a ConfigMap `butler-quota-ledger` in each team namespace, one
+ * key per TenantCluster name admitted with a quota in force, its value the cluster's footprint and when it was
  * reserved, as one line of JSON so `kubectl get configmap butler-quota-ledger -o yaml` reads plainly. Admission
  * writes it with the resourceVersion it read as precondition, which serialises every decision of one team.
  *

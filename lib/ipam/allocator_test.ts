@@ -35,7 +35,7 @@ const LAB_POOL: PoolSpec = {
   tenantAllocation: { start: "10.40.1.0", end: "10.40.7.254" },
 };
 
-Deno.test("capacity follows the definitions (DESIGN.md §5)", async (t) => {
+Deno.test("capacity follows the definitions (docs/design.md#where-we-differ-from-the-seeds)", async (t) => {
   await t.step("lab-pool: 10.40.1.0-10.40.7.254 has 1791 usable addresses (the seed prints 1774)", () => {
     const c = pool(LAB_POOL).capacity();
     assert.equal(c.total, 1791n);

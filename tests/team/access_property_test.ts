@@ -1,7 +1,7 @@
 /**
- * DESIGN.md §6: no RoleBinding ever grants more than the role the Team spec gives that subject: the namespace-wide
- * binding carries its team role; an environment elevation only adds TenantCluster changes in that environment.
- * Also: binding names are deterministic and never collide.
+ * docs/design.md#invariants: no RoleBinding ever grants more than the role the Team spec gives that subject: the
+ * namespace-wide binding carries its team role; an environment elevation only adds TenantCluster changes in that
+ * environment. Also: binding names are deterministic and never collide.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";

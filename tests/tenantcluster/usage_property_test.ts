@@ -1,10 +1,10 @@
 /**
  * The team's usage as admission counts it: `usageOf`, which adds the ledger to totals counted once per view of the
- * clusters, says exactly what counting every load one by one says (the rule as DESIGN §4.2 states it: every
- * stored cluster not being deleted, the larger of it and its fresh reservation, every fresh reservation whose
- * cluster is not stored, every reservation not in a lagging view, apart from the cluster under review), in every
- * figure the limits read: clusters, nodes, each quantity's sum and whether it prints binary, on each provider, in
- * each environment, of each member.
+ * clusters, says exactly what counting every load one by one says (the rule as docs/design.md#race-free-quotas states
+ * it: every stored cluster not being deleted, the larger of it and its fresh reservation, every fresh reservation
+ * whose cluster is not stored, every reservation not in a lagging view, apart from the cluster under review), in
+ * every figure the limits read: clusters, nodes, each quantity's sum and whether it prints binary, on each provider,
+ * in each environment, of each member.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
