@@ -3,7 +3,7 @@
  * from the test PKI. Hook calls without a client certificate, with one from another CA, or with another client's
  * from the same CA, are refused 403 and logged; Metacontroller's certificate is let through; probes need none. The key pair is swapped on disk while
  * requests keep coming: none fails, and new connections get the new certificate. And the whole install (base
- * plus every component) is accepted by the real API server in one apply.
+ * plus the components a managed-cluster production install needs) is accepted by the real API server in one apply.
  */
 import assert from "node:assert/strict";
 import { cluster, freePort, installManifests, kubectl, spawnLogged } from "./cluster.ts";
@@ -170,7 +170,7 @@ Deno.test("HTTPS with client certificates, and a key pair swapped without a fail
   }
 });
 
-Deno.test("the base with every component is accepted by the API server in one apply", async () => {
+Deno.test("the production overlay is accepted by the API server in one apply", async () => {
   await installManifests();
   const r = await kubectl([
     "apply",

@@ -1,7 +1,7 @@
 /**
  * The Go tools of the real API server tier, built from Go modules once and cached: the test control plane
  * (`tests/apiserver`, kube-apiserver + etcd + the namespace and garbage collector controllers in one binary),
- * `kubectl-validate`, and the Argo CD health script runner (`tests/luahealth`, gopher-lua). The cache key of the control plane is a hash of its sources, so a change rebuilds it.
+ * `kubectl-validate`, `kustomize`, and the Argo CD health script runner (`tests/luahealth`, gopher-lua). The cache key of the control plane is a hash of its sources, so a change rebuilds it.
  *
  * @module
  */
@@ -10,6 +10,8 @@
 export const KUBERNETES_VERSION = "1.35.4";
 /** Pinned kubectl-validate release. */
 export const KUBECTL_VALIDATE_VERSION = "v0.0.4";
+/** Pinned kustomize release: the command docs/install.md tells users to run. */
+export const KUSTOMIZE_VERSION = "v5.7.1";
 
 const root = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -77,6 +79,17 @@ export async function kubectlValidateBinary(): Promise<string> {
   if (!exists(bin)) {
     console.log(`installing kubectl-validate ${KUBECTL_VALIDATE_VERSION} into ${dir}`);
     await go(["install", `sigs.k8s.io/kubectl-validate@${KUBECTL_VALIDATE_VERSION}`], root, { GOBIN: dir });
+  }
+  return bin;
+}
+
+/** Installs (or finds in the cache) the kustomize command from its Go module and returns its path. */
+export async function kustomizeBinary(): Promise<string> {
+  const dir = `${cacheDir()}/kustomize-${KUSTOMIZE_VERSION}`;
+  const bin = `${dir}/kustomize`;
+  if (!exists(bin)) {
+    console.log(`installing kustomize ${KUSTOMIZE_VERSION} into ${dir}`);
+    await go(["install", `sigs.k8s.io/kustomize/kustomize/v5@${KUSTOMIZE_VERSION}`], root, { GOBIN: dir });
   }
   return bin;
 }
