@@ -185,12 +185,8 @@ export interface InvalidStatus {
 
 /**
  * A schema refusal in kubectl's words: `The <Kind> "<name>" is invalid: <field>: <message>`, the causes joined
- * with `; ` when there are several. kubectl-validate renders a CEL rule's failure on an object as
- * `Invalid value: "object": ...` and `Invalid value: "null": ...` where current API servers say `Invalid value: ...`
- * and `Invalid value: null: ...`, and on a scalar field as `Invalid value: "": ...` (int-or-string) or `Invalid
- * value: "string": ...` (the field's type, not its value) where they quote the value (read from `object` when
- * given), and a string over its `maxLength` as `Too long: may not be longer than N`
- * where they say `Too long: may not be more than N bytes`; the plan says what the API server says.
+ * with `; ` when there are several, each in the words of current API servers ({@linkcode currentWords}: kubectl-validate
+ * renders some as Kubernetes 1.30 does).
  *
  * @example
  * ```ts
@@ -199,21 +195,37 @@ export interface InvalidStatus {
  * ```
  */
 export function invalidMessage(status: InvalidStatus, object?: unknown): Omit<Refusal, "by"> {
-  const causes = (status.details?.causes ?? []).map((c) => {
-    const value = c.field ? valueAt(object, c.field) : undefined;
-    const message = (c.message ?? "").replace(/^Invalid value: "object": /, "Invalid value: ")
-      .replace(/^Invalid value: "null": /, "Invalid value: null: ")
-      .replace(/^Too long: may not be longer than (\d+)$/, "Too long: may not be more than $1 bytes")
-      .replace(
-        /^Invalid value: "(|string|integer)": (?!.* in body must be of type )/,
-        (all) =>
-          typeof value === "string" || typeof value === "number"
-            ? `Invalid value: ${JSON.stringify(value)}: `
-            : all,
-      );
-    return `${c.field ?? ""}: ${message}`;
-  });
+  const causes = (status.details?.causes ?? []).map((c) =>
+    currentWords(`${c.field ?? ""}: ${c.message ?? ""}`, object)
+  );
   if (!status.details?.kind || !causes.length) return { message: status.message ?? "invalid" };
   const head = `The ${status.details.kind} "${status.details.name ?? ""}" is invalid: `;
   return causes.length === 1 ? { message: head + causes[0] } : { message: head + causes.join("; "), causes };
+}
+
+/**
+ * Field errors in the words of current API servers (1.31 and later), from the renderings of kubectl-validate and
+ * of Kubernetes 1.30, which print a CEL failure's value as its type (`Invalid value: "object": ...`,
+ * `Invalid value: "string": ...`, `Invalid value: "": ...`), null as `"null"`, and a string over its `maxLength` as
+ * `Too long: may not be longer than N`. The value is read from `object` by the field's path; type errors
+ * (`... in body must be of type ...`) are left as they are.
+ *
+ * @example
+ * ```ts
+ * currentWords('spec.cidr: Invalid value: "string": must be a CIDR', { spec: { cidr: "10.0.0.0/33" } });
+ * // 'spec.cidr: Invalid value: "10.0.0.0/33": must be a CIDR'
+ * ```
+ */
+export function currentWords(text: string, object?: unknown): string {
+  return text.replace(
+    /(^|[\s(\[])([\w.[\]<>-]+): Invalid value: "(object|array|null|string|integer|)": (?!.* in body must be of type )/gm,
+    (all, before: string, field: string, type: string) => {
+      if (type === "object" || type === "array") return `${before}${field}: Invalid value: `;
+      if (type === "null") return `${before}${field}: Invalid value: null: `;
+      const value = valueAt(object, field);
+      return typeof value === "string" || typeof value === "number"
+        ? `${before}${field}: Invalid value: ${JSON.stringify(value)}: `
+        : all;
+    },
+  ).replace(/Too long: may not be longer than (\d+)$/gm, "Too long: may not be more than $1 bytes");
 }

@@ -6,8 +6,28 @@
  * @module
  */
 
-/** Kubernetes version of the test control plane (the `k8s.io/kubernetes` module in tests/apiserver/go.mod). */
-export const KUBERNETES_VERSION = "1.35.4";
+/**
+ * The Kubernetes versions the test control plane is built in, each from its own module file in tests/apiserver
+ * (same main.go): the newest we test, and the oldest we claim (docs/install.md's requirement).
+ */
+export const KUBERNETES_VERSIONS = { newest: "1.35.4", oldest: "1.30.14" } as const;
+const MODFILES: Record<string, string> = { "1.35.4": "go.mod", "1.30.14": "go130.mod" };
+
+/**
+ * Kubernetes version of this run's control plane: `BUTLER_TEST_KUBERNETES` (one of {@linkcode KUBERNETES_VERSIONS}),
+ * else the newest.
+ */
+export const KUBERNETES_VERSION: string = (() => {
+  const wanted = Deno.env.get("BUTLER_TEST_KUBERNETES") ?? KUBERNETES_VERSIONS.newest;
+  if (!MODFILES[wanted]) {
+    throw new Error(
+      `BUTLER_TEST_KUBERNETES=${wanted}: the test control plane is built in ${
+        Object.keys(MODFILES).join(" or ")
+      }`,
+    );
+  }
+  return wanted;
+})();
 /** Pinned kubectl-validate release. */
 export const KUBECTL_VALIDATE_VERSION = "v0.0.4";
 /** Pinned kustomize release: the command docs/install.md tells users to run. */
@@ -49,11 +69,17 @@ async function go(args: string[], cwd: string, env: Record<string, string> = {})
 
 /** Builds (or finds in the cache) the test control plane binary and returns its path. */
 export async function controlPlaneBinary(): Promise<string> {
-  const key = await sha256(["tests/apiserver/go.mod", "tests/apiserver/go.sum", "tests/apiserver/main.go"]);
+  const modfile = MODFILES[KUBERNETES_VERSION]!;
+  const sum = modfile.replace(/\.mod$/, ".sum");
+  const key = await sha256([
+    `tests/apiserver/${modfile}`,
+    `tests/apiserver/${sum}`,
+    "tests/apiserver/main.go",
+  ]);
   const bin = `${cacheDir()}/butler-test-apiserver-${KUBERNETES_VERSION}-${key}`;
   if (!exists(bin)) {
     console.log(`building the test control plane (Kubernetes ${KUBERNETES_VERSION}) into ${bin}`);
-    await go(["build", "-trimpath", "-o", bin, "."], `${root}/tests/apiserver`);
+    await go(["build", "-trimpath", `-modfile=${modfile}`, "-o", bin, "."], `${root}/tests/apiserver`);
   }
   return bin;
 }
