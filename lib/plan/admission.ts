@@ -3,7 +3,7 @@ import { matchesSelector } from "./api.ts";
 import type { HookCall } from "./metacontroller.ts";
 import { groupOf, type ResourceType } from "./resources.ts";
 import { type Obj, planUid } from "./store.ts";
-import type { AdmissionPolicy, Schema } from "../schema/mod.ts";
+import { type AdmissionPolicy, firstDenial, type Schema } from "../schema/mod.ts";
 
 /** An admission operation the plan performs. */
 export type Operation = "CREATE" | "UPDATE";
@@ -70,32 +70,29 @@ function policyRefusal(policies: readonly AdmissionPolicy[], w: AdmissionWrite):
   const group = groupOf(w.type.apiVersion);
   const resource = group ? `${w.type.resource}.${group}` : w.type.resource;
   const version = w.type.apiVersion.slice(group ? group.length + 1 : 0);
-  for (const policy of policies) {
-    const denial = policy.judge({
-      operation: w.op,
-      group,
-      version,
-      resource: w.type.resource,
-      kind: w.type.kind,
-      object: w.object,
-      ...(w.oldObject ? { oldObject: w.oldObject } : {}),
-      ...(w.namespace ? { namespaceObject: w.namespace } : {}),
-      userInfo: PLAN_USER,
-      ...(w.schema ? { schema: w.schema } : {}),
-    });
-    if (!denial) continue;
-    const denied =
-      `ValidatingAdmissionPolicy '${denial.policy}' with binding '${denial.binding}' denied request: ${denial.message}`;
-    // kubectl prints an Invalid status as `The <resource> "<name>" is invalid: <field>: <message>`, and a policy's
-    // cause has no field.
-    return {
-      by: `ValidatingAdmissionPolicy ${denial.policy}`,
-      message: denial.reason === "Invalid"
-        ? `The ${w.type.resource} "${w.object.metadata.name}" is invalid: : ${denied}`
-        : `${resource} "${w.object.metadata.name}" is forbidden: ${denied}`,
-    };
-  }
-  return undefined;
+  const denial = firstDenial(policies, {
+    operation: w.op,
+    group,
+    version,
+    resource: w.type.resource,
+    kind: w.type.kind,
+    object: w.object,
+    ...(w.oldObject ? { oldObject: w.oldObject } : {}),
+    ...(w.namespace ? { namespaceObject: w.namespace } : {}),
+    userInfo: PLAN_USER,
+    ...(w.schema ? { schema: w.schema } : {}),
+  });
+  if (!denial) return undefined;
+  const denied =
+    `ValidatingAdmissionPolicy '${denial.policy}' with binding '${denial.binding}' denied request: ${denial.message}`;
+  // kubectl prints an Invalid status as `The <resource> "<name>" is invalid: <field>: <message>`, and a policy's
+  // cause has no field.
+  return {
+    by: `ValidatingAdmissionPolicy ${denial.policy}`,
+    message: denial.reason === "Invalid"
+      ? `The ${w.type.resource} "${w.object.metadata.name}" is invalid: : ${denied}`
+      : `${resource} "${w.object.metadata.name}" is forbidden: ${denied}`,
+  };
 }
 
 /**

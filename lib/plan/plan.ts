@@ -11,6 +11,7 @@ import {
   type AdmissionPolicy,
   crdKinds,
   judge,
+  kindOf,
   type KindSchema,
   type ManifestObject,
 } from "../schema/mod.ts";
@@ -333,9 +334,9 @@ function refusedField(message: string): string {
  */
 function unservedKind(kinds: ReadonlyMap<string, KindSchema>, o: Obj): string | undefined {
   const group = groupOf(o.apiVersion);
-  if (!group || kinds.has(`${o.apiVersion}/${o.kind}`)) return undefined;
+  const kind = kindOf(kinds, o);
   const ours = [...kinds.values()].some((k) => k.group === group);
-  return ours ? `no matches for kind "${o.kind}" in version "${o.apiVersion}"` : undefined;
+  return group && ours && typeof kind === "string" ? kind : undefined;
 }
 
 /** The kinds a plan knows: the built-in ones it stores and those of the install's CRDs. */

@@ -195,3 +195,22 @@ export function admissionPolicies(objects: readonly unknown[]): AdmissionPolicy[
     };
   });
 }
+
+/**
+ * The first of `policies` that denies `write`, or `undefined` when every one admits it (or does not match it).
+ *
+ * @example
+ * ```ts
+ * firstDenial(admissionPolicies(install), write)?.message;
+ * ```
+ */
+export function firstDenial(
+  policies: readonly AdmissionPolicy[],
+  write: PolicyWrite,
+): PolicyDenial | undefined {
+  for (const policy of policies) {
+    const denial = policy.judge(write);
+    if (denial) return denial;
+  }
+  return undefined;
+}

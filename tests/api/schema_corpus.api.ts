@@ -7,15 +7,10 @@
  * counts, to `$SCHEMA_CORPUS_JSON` (default: `schema-corpus.json` in the test cluster's directory).
  */
 import assert from "node:assert/strict";
-import { currentWords, readInstall } from "../../lib/plan/mod.ts";
-import {
-  admissionPolicies,
-  crdKinds,
-  judge,
-  type KindSchema,
-  type ManifestObject,
-} from "../../lib/schema/mod.ts";
+import { currentWords } from "../../lib/plan/mod.ts";
+import { judge, type KindSchema, type ManifestObject } from "../../lib/schema/mod.ts";
 import { corpus, type CorpusCase } from "../schema/corpus.ts";
+import { KINDS, platformAdminDenial } from "../schema/policies.ts";
 import { api, cluster, ensureNamespaces, installManifests, ROOT } from "./cluster.ts";
 
 /** A verdict in common terms: admitted, or refused by whom with these words. */
@@ -24,10 +19,6 @@ interface Verdict {
   /** The causes of a schema refusal (`field: message`), or the message of another refusal. */
   readonly words: readonly string[];
 }
-
-const INSTALL = readInstall(`${ROOT}/`);
-const KINDS = crdKinds(INSTALL);
-const POLICIES = admissionPolicies(INSTALL);
 
 function kindFor(o: ManifestObject): KindSchema {
   const fallback = [...KINDS.values()].find((k) => k.kind === o.kind)!;
@@ -70,33 +61,11 @@ function planVerdict(c: CorpusCase): Verdict {
     const invalid = /^The \S+ "[^"]*" is invalid: (.*)$/s.exec(v.message);
     return { refused: "schema", words: v.causes ? [...v.causes] : [invalid ? invalid[1]! : v.message] };
   }
-  const kind = kindFor(c.object);
-  const ns = c.object.metadata.namespace;
-  const namespaceObject = ns
-    ? {
-      metadata: {
-        name: ns,
-        labels: ns.startsWith("team-") ? { "butler.butlerlabs.dev/team": ns.slice(5) } : {},
-      },
-    }
-    : undefined;
-  for (const p of POLICIES) {
-    const denial = p.judge({
-      operation: "CREATE",
-      group: kind.group,
-      version: kind.version,
-      resource: kind.plural,
-      kind: kind.kind,
-      object: v.object,
-      ...(namespaceObject ? { namespaceObject } : {}),
-      userInfo: { username: "butler-plan", groups: ["system:masters", "system:authenticated"] },
-      schema: kind.schema,
-    });
-    if (denial) {
-      const words =
-        `ValidatingAdmissionPolicy '${denial.policy}' with binding '${denial.binding}' denied request: ${denial.message}`;
-      return { refused: "policy", words: [words] };
-    }
+  const denial = platformAdminDenial(v.object, kindFor(c.object));
+  if (denial) {
+    const words =
+      `ValidatingAdmissionPolicy '${denial.policy}' with binding '${denial.binding}' denied request: ${denial.message}`;
+    return { refused: "policy", words: [words] };
   }
   return { refused: "no", words: [] };
 }

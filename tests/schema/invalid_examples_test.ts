@@ -5,41 +5,15 @@
  */
 import assert from "node:assert/strict";
 import { parse, parseAllDocuments } from "yaml";
-import { manifestFiles, readInstall } from "../../lib/plan/mod.ts";
-import { admissionPolicies, crdKinds, judge, type ManifestObject } from "../../lib/schema/mod.ts";
+import { manifestFiles } from "../../lib/plan/mod.ts";
+import { judge, type ManifestObject } from "../../lib/schema/mod.ts";
+import { KINDS, platformAdminDenial } from "./policies.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const INSTALL = readInstall(ROOT);
-const KINDS = crdKinds(INSTALL);
-const POLICIES = admissionPolicies(INSTALL);
-
-/** The first shipped policy that refuses a create of `o` by a platform admin, in its namespace as a Team makes it. */
+/** The first shipped policy that refuses a create of `o` by a platform admin, in its words. */
 function policyRefusal(o: ManifestObject): string | undefined {
-  const kind = KINDS.get(`${o.apiVersion}/${o.kind}`)!;
-  const ns = o.metadata.namespace;
-  const namespaceObject = ns
-    ? {
-      metadata: {
-        name: ns,
-        labels: ns.startsWith("team-") ? { "butler.butlerlabs.dev/team": ns.slice(5) } : {},
-      },
-    }
-    : undefined;
-  for (const p of POLICIES) {
-    const denial = p.judge({
-      operation: "CREATE",
-      group: kind.group,
-      version: kind.version,
-      resource: kind.plural,
-      kind: kind.kind,
-      object: o,
-      ...(namespaceObject ? { namespaceObject } : {}),
-      userInfo: { username: "butler-plan", groups: ["system:authenticated"] },
-      schema: kind.schema,
-    });
-    if (denial) return `ValidatingAdmissionPolicy ${denial.policy}: ${denial.message}`;
-  }
-  return undefined;
+  const denial = platformAdminDenial(o);
+  return denial && `ValidatingAdmissionPolicy ${denial.policy}: ${denial.message}`;
 }
 
 Deno.test("every invalid example: refused by its schema, or by its policy's CEL, in its words", async (t) => {
