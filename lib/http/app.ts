@@ -34,6 +34,12 @@ export interface AppOptions {
    */
   readonly webhookConcurrency?: number;
   readonly webhookQueueBytes?: number;
+  /**
+   * The share of the main thread's time large reviews may take (`LARGE_REVIEW_SHARE` when unset), and the clock
+   * (ms) it is measured with (`performance.now` when unset); only with the door above.
+   */
+  readonly webhookLargeShare?: number;
+  readonly webhookClockMs?: () => number;
   /** What a body may cost this isolate's heap before it is parsed (admission, and hooks run here); none: unbounded. */
   readonly heapBudget?: HeapBudget;
   /** A hook worker's view of the poisoned parents (see `Runtime.poison`). */
@@ -241,6 +247,8 @@ export function createApp(options: AppOptions): HookService {
         queueBytes: options.webhookQueueBytes ?? Infinity,
         bodyLimitBytes: webhookLimit,
         retryAfterSeconds: options.retryAfterSeconds,
+        largeShare: options.webhookLargeShare,
+        clock: options.webhookClockMs,
       }),
     );
   }

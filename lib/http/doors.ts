@@ -156,34 +156,113 @@ export interface WebhookDoorOptions {
   readonly queueBytes: number;
   readonly bodyLimitBytes: number;
   readonly retryAfterSeconds?: number | undefined;
+  /** The share of the main thread's time large reviews may take; {@linkcode LARGE_REVIEW_SHARE} by default. */
+  readonly largeShare?: number | undefined;
+  /** Milliseconds, for the large reviews' share; `performance.now` by default. */
+  readonly clock?: (() => number) | undefined;
 }
 
 /** A review of more than this many bytes is large: the API server's reviews of our kinds are a few kilobytes. */
 export const LARGE_REVIEW_BYTES = 64 * 1024;
 
 /**
+ * The share of the main thread's time large reviews may take: 1 %. A review is parsed and decided on the main
+ * thread, which also relays every hook call: a 1 MB review of many small objects holds it for 30 to 150 ms (by
+ * the host's speed), and each such stall delays the hook calls in flight. Held to 1 % of the time, stalls touch
+ * fewer than 1 % of the calls whatever their length, so the hooks' p99 stays where it is (the hostile tier).
+ */
+export const LARGE_REVIEW_SHARE = 0.01;
+
+/**
+ * The most a large review's time is booked at (ms): its time runs from its body's arrival to its answer, reads of
+ * the API included, and a review waiting on a slow API server is not a stalled main thread. So one review closes
+ * the lane for at most 25 s.
+ */
+export const LARGE_REVIEW_BOOKED_MS = 250;
+
+/**
+ * A share of time: after work that took `t` (booked at most `maxMs`), the next may start once `t / share` has
+ * passed since this one started, so the work takes at most `share` of any long stretch of time.
+ *
+ * @example
+ * ```ts
+ * const share = new TimeShare(0.01, () => performance.now());
+ * if (share.wait() === 0) {
+ *   const end = share.start();
+ *   work();
+ *   end(); // work that took 30 ms: the next may start 3 s after this one did
+ * }
+ * ```
+ */
+export class TimeShare {
+  readonly #share: number;
+  readonly #clock: () => number;
+  readonly #maxMs: number;
+  #nextAt = -Infinity;
+  #last = 0;
+
+  constructor(share: number, clock: () => number, maxMs = Infinity) {
+    this.#share = share;
+    this.#clock = clock;
+    this.#maxMs = maxMs;
+  }
+
+  /** Milliseconds until the next work may start (0: now). */
+  wait(): number {
+    return Math.max(0, this.#nextAt - this.#clock());
+  }
+
+  /** Starts a piece of work; the returned function ends it and books its time. */
+  start(): () => void {
+    const from = this.#clock();
+    return () => {
+      this.#last = Math.min(this.#clock() - from, this.#maxMs);
+      this.#nextAt = from + this.#last / this.#share;
+    };
+  }
+
+  /** How long the last piece of work took (ms). */
+  get last(): number {
+    return this.#last;
+  }
+}
+
+/**
  * The door to admission: reviews in at once and the bytes of their bodies, whoever sends them. Large reviews
- * (over {@linkcode LARGE_REVIEW_BYTES}) have a lane of their own, a quarter of the places and the byte bound, so
- * that a caller sending megabytes never takes the places of the API server's small reviews. A review past its
+ * (over {@linkcode LARGE_REVIEW_BYTES}) have a lane of their own: one at a time, within the byte bound, and at
+ * most {@linkcode LARGE_REVIEW_SHARE} of the main thread's time, so that a caller sending megabytes neither takes
+ * the places of the API server's small reviews nor holds the hook calls the main thread relays. A review past its
  * lane is answered 429 before its body is read; the API server then applies the webhook's failure policy, and a
  * client sees it as a refusal it may retry.
  */
 export function webhookDoor(o: WebhookDoorOptions): Middleware {
   const all = new Gate(() => o.concurrency, Infinity);
-  const large = new Gate(() => Math.max(1, Math.floor(o.concurrency / 4)), o.queueBytes);
+  const large = new Gate(() => 1, o.queueBytes);
+  const share = o.largeShare ?? LARGE_REVIEW_SHARE;
+  const time = new TimeShare(share, o.clock ?? (() => performance.now()), LARGE_REVIEW_BOOKED_MS);
   const retryAfter = String(o.retryAfterSeconds ?? 2);
   return async (c, next) => {
     if (c.req.method !== "POST" || !o.known.has(`POST ${c.req.path}`)) return next();
     const size = declaredSize(c.req.header("content-length"), o.bodyLimitBytes);
     const lane = size > LARGE_REVIEW_BYTES ? large : undefined;
-    if (lane && !lane.enter(size)) return busy(c, lane, "large admission reviews");
+    if (lane) {
+      const wait = time.wait();
+      if (wait > 0) return overShare(c, wait);
+      if (!lane.enter(size)) return busy(c, lane, "large admission reviews");
+    }
     if (!all.enter(size)) {
       lane?.leave(size);
       return busy(c, all, "admission reviews");
     }
+    let end: (() => void) | undefined;
     try {
+      // Its time counts once its body is in: a body that trickles holds the lane's one place (408 after 10 s),
+      // not the main thread.
+      if (lane && await readBodyWithin(c) === undefined) return bodyTooSlow(c);
+      end = lane ? time.start() : undefined;
       await next();
     } finally {
+      end?.();
       all.leave(size);
       lane?.leave(size);
     }
@@ -193,5 +272,16 @@ export function webhookDoor(o: WebhookDoorOptions): Middleware {
     c.header("Retry-After", retryAfter);
     c.set("failure", `admission busy: ${gate.inFlight} ${what} (${gate.bytes} bytes) in`);
     return jsonError(c, 429, `busy: ${gate.inFlight} ${what} in progress; retry later`);
+  }
+
+  function overShare(c: Context<AppEnv>, waitMs: number): Response {
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    const percent = Number((share * 100).toFixed(2));
+    const took = Math.round(time.last);
+    c.header("Retry-After", String(seconds));
+    c.set("failure", `large admission review deferred: the last took ${took} ms, ${percent}% share`);
+    const message =
+      `busy: large admission reviews (over ${LARGE_REVIEW_BYTES} bytes) may take ${percent}% of the main thread's time and the last took ${took} ms; retry in ${seconds}s`;
+    return jsonError(c, 429, message);
   }
 }

@@ -3,15 +3,16 @@
  * (as the API tier's permission test starts it), reading the test control plane with its own ServiceAccount.
  * Throughout, a benign team's Team syncs (as Metacontroller) and TenantCluster reviews (dry runs, which read the
  * Team, its clusters and its ledger) run one after another; after a quiet phase, the corpus (`corpus.ts`) is sent
- * in bursts at both listeners for the attack phase, with bodies that trickle in held open throughout. Measured:
+ * in bursts at both listeners for the attack phase by an attacker on its own thread (`attacker.ts`), with bodies that
+ * trickle in held open throughout. Measured:
  * the process's exits, `/readyz` failures (probed every 250 ms), the benign calls' failures and p99 in each phase,
  * the peak resident memory against the pod's limit, and each hostile answer against what is right for it.
  */
 import assert from "node:assert/strict";
 import { teamShapeSyncBody } from "../../bench/team_data.ts";
 import { cluster, installManifests, kubectlOk } from "../api/cluster.ts";
-import { client, pki, ready, shippedServiceDir, type Started, startShipped } from "../api/shipped.ts";
-import { type Attack, CORPUS } from "./corpus.ts";
+import { client, ready, shippedServiceDir, type Started, startShipped } from "../api/shipped.ts";
+import { startAttacker } from "./attacker.ts";
 import { percentile, record, residentPeak } from "./measure.ts";
 
 const QUIET_MS = 12_000;
@@ -124,99 +125,6 @@ function readinessProbe(service: Started) {
   };
 }
 
-/** Sends every attack of the corpus, each in its burst, once; returns the answers that were not right. */
-async function round(service: Started, answers: Map<string, Map<number, number>>): Promise<string[]> {
-  const wrong: string[] = [];
-  const one = async (a: Attack, body: Uint8Array) => {
-    const c = client(a.as);
-    try {
-      const res = await fetch(`${a.listener === "hooks" ? service.hooks : service.webhooks}${a.path}`, {
-        client: c,
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: body as Uint8Array<ArrayBuffer>,
-        signal: AbortSignal.timeout(60_000),
-      });
-      const text = await res.text();
-      const seen = answers.get(a.name) ?? new Map();
-      seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
-      answers.set(a.name, seen);
-      if (!a.expect.includes(res.status)) wrong.push(`${a.name}: ${res.status} ${text.slice(0, 300)}`);
-      if (a.name.includes("80,000 addons") && res.status === 200) {
-        const r = JSON.parse(text).response;
-        if (
-          r.allowed !== false || (r.status?.details?.causes?.length ?? 0) > 16 ||
-          r.status.message.length > 4096
-        ) {
-          wrong.push(`${a.name}: an unbounded refusal`);
-        }
-      }
-    } catch (err) {
-      // The service may close a connection whose body it refused unread: that is an answer too.
-      const seen = answers.get(a.name) ?? new Map();
-      seen.set(0, (seen.get(0) ?? 0) + 1);
-      answers.set(a.name, seen);
-      // (fetch reports it as "fetch failed").
-      if (!/connection|reset|closed|broken pipe|fetch failed/i.test(String(err))) {
-        wrong.push(`${a.name}: ${err}`);
-      }
-    } finally {
-      c.close();
-    }
-  };
-  await Promise.all(CORPUS.map((a) => {
-    const body = a.body();
-    return Promise.all(Array.from({ length: a.burst }, () => one(a, body)));
-  }));
-  return wrong;
-}
-
-/** Opens `n` connections to the webhook listener that send headers and then a byte every half second. */
-function slowBodies(service: Started, n: number) {
-  const url = new URL(service.webhooks);
-  const results: string[] = [];
-  let running = true;
-  const conns: Deno.TlsConn[] = [];
-  const done = Promise.all(Array.from({ length: n }, async () => {
-    const conn = await Deno.connectTls({
-      hostname: url.hostname,
-      port: Number(url.port),
-      caCerts: [pki("ca.crt")],
-    });
-    conns.push(conn);
-    const w = conn.writable.getWriter();
-    await w.write(new TextEncoder().encode(
-      `POST /webhooks/validate/providerconfig HTTP/1.1\r\nHost: ${url.host}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
-    ));
-    const reading = new Response(conn.readable).text().then(
-      (t) => results.push(t.split("\r\n")[0]!),
-      () => {},
-    );
-    while (running) {
-      await new Promise((r) => setTimeout(r, 500));
-      try {
-        await w.write(new TextEncoder().encode(" "));
-      } catch {
-        break; // closed by the service: its answer is in `results`
-      }
-    }
-    await Promise.race([reading, new Promise((r) => setTimeout(r, 1000))]);
-  }));
-  return {
-    results,
-    async stop() {
-      running = false;
-      for (const c of conns) {
-        try {
-          c.close();
-        } catch { /* closed */ }
-      }
-      await done;
-    },
-  };
-}
-
 Deno.test("the hook service under a hostile corpus", async (t) => {
   await installManifests();
   const reviewFixture = await benignTeam();
@@ -241,22 +149,19 @@ Deno.test("the hook service under a hostile corpus", async (t) => {
   const hooks = benignLoop(`${service.hooks}/hooks/team/sync`, () => teamBody, "metacontroller");
   const reviews = benignLoop(`${service.webhooks}/webhooks/validate/tenantcluster`, reviewBody);
   const probe = readinessProbe(service);
-  const answers = new Map<string, Map<number, number>>();
-  const wrong: string[] = [];
 
   const started = performance.now();
   await new Promise((r) => setTimeout(r, QUIET_MS));
-  const attackFrom = performance.now();
-  const slow = slowBodies(service, SLOW_BODIES);
-  let rounds = 0;
-  while (performance.now() - attackFrom < ATTACK_MS) {
-    const roundStart = performance.now();
-    wrong.push(...await round(service, answers));
-    rounds++;
-    await new Promise((r) => setTimeout(r, Math.max(0, ROUND_MS - (performance.now() - roundStart))));
-  }
-  const attackTo = performance.now();
-  await slow.stop();
+  let attackFrom = NaN;
+  let attackTo = NaN;
+  const attack = await startAttacker({
+    type: "attack",
+    hooks: service.hooks,
+    webhooks: service.webhooks,
+    attackMs: ATTACK_MS,
+    roundMs: ROUND_MS,
+    slowBodies: SLOW_BODIES,
+  }, { started: () => attackFrom = performance.now(), ended: () => attackTo = performance.now() });
   await Promise.all([hooks.stop(), reviews.stop(), probe.stop()]);
   const peak = residentPeak(service.child.pid);
   const alive = !exited;
@@ -265,14 +170,14 @@ Deno.test("the hook service under a hostile corpus", async (t) => {
   const phase = (l: Loop, from: number, to: number) => l.latencies.filter((x) => x.at >= from && x.at < to);
   const summary = (l: Loop) => {
     const quiet = phase(l, started + 2000, attackFrom).map((x) => x.ms);
-    const attack = phase(l, attackFrom, attackTo).map((x) => x.ms);
+    const under = phase(l, attackFrom, attackTo).map((x) => x.ms);
     const q = percentile(quiet, 99);
-    const a = percentile(attack, 99);
+    const a = percentile(under, 99);
     return {
-      calls: { quiet: quiet.length, attack: attack.length },
+      calls: { quiet: quiet.length, attack: under.length },
       failures: l.failures.length,
       p99Ms: { quiet: +q.toFixed(1), attack: +a.toFixed(1) },
-      p50Ms: { quiet: +percentile(quiet, 50).toFixed(1), attack: +percentile(attack, 50).toFixed(1) },
+      p50Ms: { quiet: +percentile(quiet, 50).toFixed(1), attack: +percentile(under, 50).toFixed(1) },
       ratio: +(a / q).toFixed(2),
     };
   };
@@ -285,10 +190,10 @@ Deno.test("the hook service under a hostile corpus", async (t) => {
     peakResidentBytes: peak,
     podLimitBytes: POD_LIMIT_BYTES,
     attack: {
-      rounds,
-      slowBodies: { connections: SLOW_BODIES, answers: slow.results },
-      answers: Object.fromEntries([...answers].map(([k, v]) => [k, Object.fromEntries(v)])),
-      wrong,
+      rounds: attack.rounds,
+      slowBodies: { connections: SLOW_BODIES, answers: attack.slowAnswers },
+      answers: attack.answers,
+      wrong: attack.wrong,
     },
   };
   await record("service", result);
@@ -298,14 +203,18 @@ Deno.test("the hook service under a hostile corpus", async (t) => {
     assert.equal(status.code, 0);
   });
   await t.step("readiness never failed", () => assert.deepEqual(probe.failed, []));
-  await t.step("every hostile call got an answer that is right for it", () => assert.deepEqual(wrong, []));
+  await t.step(
+    "every hostile call got an answer that is right for it",
+    () => assert.deepEqual(attack.wrong, []),
+  );
   await t.step("no benign call failed", () => {
     assert.deepEqual(hooks.failures, []);
     assert.deepEqual(reviews.failures, []);
   });
   await t.step("bodies that trickled in were cut (408) or refused at the door (429), never held", () => {
-    assert.equal(slow.results.length, SLOW_BODIES, slow.results.join());
-    assert.ok(slow.results.every((r) => /^HTTP\/1\.1 (408|429) /.test(r)), slow.results.join());
+    const answers = attack.slowAnswers;
+    assert.equal(answers.length, SLOW_BODIES, answers.join());
+    assert.ok(answers.every((r) => /^HTTP\/1\.1 (408|429) /.test(r)), answers.join());
   });
   await t.step("resident memory stayed within the pod's limit", () => {
     assert.ok(peak < POD_LIMIT_BYTES, `${peak} bytes`);

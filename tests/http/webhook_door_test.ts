@@ -159,3 +159,64 @@ Deno.test("a body that trickles in is cut at its time, and its place at the door
   assert.deepEqual(await res.json(), { error: "the request body did not arrive within 0.2s" });
   assert.equal((await post(a, review)).status, 200, "the place is given back");
 });
+
+Deno.test("large reviews take at most their share of the main thread's time", async (t) => {
+  const large = paddedReview(100_000);
+  await t.step("one that took 15 ms closes the lane for 1.5 s; small reviews pass meanwhile", async () => {
+    let now = 0;
+    const a = app({ webhookConcurrency: 64, webhookQueueBytes: 64 * MIB, webhookClockMs: () => (now += 15) });
+    assert.equal((await post(a, large)).status, 200);
+    const next = await post(a, large);
+    assert.equal(next.status, 429);
+    assert.equal(next.headers.get("retry-after"), "2");
+    assert.deepEqual(await next.json(), {
+      error:
+        "busy: large admission reviews (over 65536 bytes) may take 1% of the main thread's time and the last " +
+        "took 15 ms; retry in 2s",
+    });
+    assert.equal((await post(a, review)).status, 200, "a small review is not held");
+    now = 1600;
+    assert.equal((await post(a, large)).status, 200, "past its share, the next is let in");
+  });
+  await t.step(
+    "a review's time is booked at most 250 ms: one that waited on a slow API closes it 25 s",
+    async () => {
+      let now = 0;
+      const a = app({
+        webhookConcurrency: 64,
+        webhookQueueBytes: 64 * MIB,
+        webhookClockMs: () => (now += 10_000),
+      });
+      assert.equal((await post(a, large)).status, 200);
+      const next = await post(a, large);
+      assert.equal(next.status, 429);
+      assert.equal(next.headers.get("retry-after"), "5");
+      assert.match((await next.json()).error, /the last took 250 ms; retry in 5s$/);
+    },
+  );
+  await t.step("a body that trickled in and was cut books no time", async () => {
+    // The real clock: the 0.2 s it trickled, were it booked, would close the lane for 20 s.
+    const a = app({
+      webhookConcurrency: 64,
+      webhookQueueBytes: 64 * MIB,
+      bodyReadSeconds: { hooks: 1, webhooks: 0.2 },
+    });
+    const res = await a.request("/webhooks/validate/providerconfig", {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": String(MIB) },
+      body: new ReadableStream<Uint8Array>({ start: (c) => void c.enqueue(new TextEncoder().encode("{")) }),
+    });
+    assert.equal(res.status, 408);
+    assert.equal((await post(a, large)).status, 200);
+  });
+  await t.step("the share is a setting", async () => {
+    let now = 0;
+    const a = app({
+      webhookConcurrency: 64,
+      webhookQueueBytes: 64 * MIB,
+      webhookClockMs: () => (now += 15),
+      webhookLargeShare: 1,
+    });
+    for (let i = 0; i < 3; i++) assert.equal((await post(a, large)).status, 200);
+  });
+});
