@@ -225,7 +225,7 @@ export async function hookServiceAccount(
 }
 
 /** A kubernetes.io/tls Secret as cert-manager writes it, from the test PKI's files. */
-function tlsSecret(dir: string, name: string, pair: string, withCa: boolean): Obj {
+export function tlsSecret(dir: string, name: string, pair: string, withCa: boolean): Obj {
   const file = (f: string) => btoa(Deno.readTextFileSync(`${dir}/${f}`));
   return {
     apiVersion: "v1",
