@@ -33,6 +33,13 @@ if (!metacontroller || typeof argo === "string") {
   Deno.exit(2);
 }
 
+try {
+  await new Deno.Command("redis-server", { args: ["--version"], stdout: "null", stderr: "null" }).output();
+} catch {
+  console.error("deno task test:gitops needs redis-server on PATH (Debian: apt-get install redis-server).");
+  Deno.exit(2);
+}
+
 const plane = await startControlPlane(await controlPlaneBinary(), { controllers: true });
 console.log(
   `gitops tier: Kubernetes ${KUBERNETES_VERSION}, Metacontroller ${metacontroller}, Argo CD ${argo.bin}`,
