@@ -10,9 +10,10 @@
 import { freePort, ROOT } from "../api/cluster.ts";
 import { startControlPlane } from "../api/run.ts";
 import { controlPlaneBinary, KUBERNETES_VERSION } from "../api/tools.ts";
-import { cpuSeconds } from "../load/proc.ts";
 import {
+  endTier,
   hookServiceAccount,
+  runTierTests,
   shippedSizing,
   startHookService,
   startMetacontroller,
@@ -60,38 +61,11 @@ const mc = startMetacontroller(
   Deno.env.get("METACONTROLLER_ARGS")?.split(/\s+/).filter(Boolean) ?? [],
 );
 
-const test = new Deno.Command(Deno.execPath(), {
-  args: [
-    "test",
-    "--allow-all",
-    ...Deno.args,
-    // lifecycle.e2e.ts first: its first test installs what every other file uses.
-    ...[...Deno.readDirSync(`${ROOT}/tests/e2e`)].map((e) => e.name).filter((n) => n.endsWith(".e2e.ts"))
-      .sort((a, b) => Number(b === "lifecycle.e2e.ts") - Number(a === "lifecycle.e2e.ts") || (a < b ? -1 : 1))
-      .map((n) => `tests/e2e/${n}`),
-  ],
-  cwd: ROOT,
-  env: {
-    BUTLER_TEST_CLUSTER: plane.dir,
-    DENO_CERT: `${plane.dir}/ca.crt`,
-    BUTLER_HOOKS_URL: `https://127.0.0.1:${hookPort}`,
-    BUTLER_WEBHOOKS_URL: `https://127.0.0.1:${webhookPort}`,
-  },
-  stdout: "inherit",
-  stderr: "inherit",
-}).spawn();
-const status = await test.status;
-const cpu = [["hook service", hooks.pid], ["Metacontroller", mc.pid]] as const;
-console.log(
-  `CPU used: ${cpu.map(([name, pid]) => `${name} ${cpuSeconds(pid)?.toFixed(1) ?? "?"} s`).join(", ")}`,
-);
-for (const child of [mc, hooks]) {
-  try {
-    child.kill("SIGKILL");
-  } catch { /* already gone */ }
-  await child.status;
-}
-await plane.stop();
-if (status.success) await Deno.remove(plane.dir, { recursive: true });
-else console.log(`control plane state and logs (hooks.log, metacontroller.log) kept in ${plane.dir}`);
-Deno.exit(status.code);
+// lifecycle.e2e.ts first: its first test installs what every other file uses.
+const files = [...Deno.readDirSync(`${ROOT}/tests/e2e`)].map((e) => e.name).filter((n) =>
+  n.endsWith(".e2e.ts")
+)
+  .sort((a, b) => Number(b === "lifecycle.e2e.ts") - Number(a === "lifecycle.e2e.ts") || (a < b ? -1 : 1))
+  .map((n) => `tests/e2e/${n}`);
+const status = await runTierTests({ plane, hookPort, webhookPort }, files);
+await endTier(plane, status, { "hook service": hooks, Metacontroller: mc }, "hooks.log, metacontroller.log");

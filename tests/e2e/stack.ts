@@ -1,12 +1,13 @@
 /**
- * What the real controller tiers (`test:e2e`, `test:scale`) share: the hook service and the reporter started as
- * their Deployments ship them (command line, Deno permissions and sizing read from the manifests, paths and ports
- * mapped onto this machine), Metacontroller started from `METACONTROLLER_BIN`, and the install of `manifests/`
- * pointed at them.
+ * What the real controller tiers (`test:e2e`, `test:scale`, `test:gitops`) share: the hook service and the reporter
+ * started as their Deployments ship them (command line, Deno permissions and sizing read from the manifests, paths
+ * and ports mapped onto this machine), Metacontroller started from `METACONTROLLER_BIN`, the Secrets cert-manager
+ * would write, the install of `manifests/` pointed at them, and running a tier's test files and ending it.
  *
  * @module
  */
 import { parseAllDocuments } from "yaml";
+import { cpuSeconds } from "../load/proc.ts";
 import { loadKustomization } from "../../lib/testing/mod.ts";
 import {
   denoDir,
@@ -225,7 +226,7 @@ export async function hookServiceAccount(
 }
 
 /** A kubernetes.io/tls Secret as cert-manager writes it, from the test PKI's files. */
-export function tlsSecret(dir: string, name: string, pair: string, withCa: boolean): Obj {
+function tlsSecret(dir: string, name: string, pair: string, withCa: boolean): Obj {
   const file = (f: string) => btoa(Deno.readTextFileSync(`${dir}/${f}`));
   return {
     apiVersion: "v1",
@@ -241,14 +242,10 @@ export function tlsSecret(dir: string, name: string, pair: string, withCa: boole
 }
 
 /**
- * `kubectl apply -k manifests/` as a user would, with the controllers' hooks pointed at `hooks` and the admission
- * webhooks at `webhooks` (both `https://host:port`), the test CA where cert-manager would inject one, and the
- * Secrets cert-manager would write made from the test PKI. Expects namespace butler-system to exist
- * ({@linkcode hookServiceAccount} makes it).
+ * The Secrets the shipped Certificates would make cert-manager write (the hook service's serving pair with its CA,
+ * Metacontroller's client pair), from the test PKI in `planeDir`. Expects namespace butler-system to exist.
  */
-export async function installButler(planeDir: string, hooks: string, webhooks: string): Promise<void> {
-  await kubectlOk(["apply", "--server-side", "-f", "tests/api/crds/"]);
-  await installOperatorCrds();
+export async function applyCertManagerSecrets(planeDir: string): Promise<void> {
   for (
     const secret of [
       tlsSecret(planeDir, "butler-hooks-tls", "hook", true),
@@ -257,6 +254,18 @@ export async function installButler(planeDir: string, hooks: string, webhooks: s
   ) {
     await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(secret) });
   }
+}
+
+/**
+ * `kubectl apply -k manifests/` as a user would, with the controllers' hooks pointed at `hooks` and the admission
+ * webhooks at `webhooks` (both `https://host:port`), the test CA where cert-manager would inject one, and the
+ * Secrets cert-manager would write made from the test PKI. Expects namespace butler-system to exist
+ * ({@linkcode hookServiceAccount} makes it).
+ */
+export async function installButler(planeDir: string, hooks: string, webhooks: string): Promise<void> {
+  await kubectlOk(["apply", "--server-side", "-f", "tests/api/crds/"]);
+  await installOperatorCrds();
+  await applyCertManagerSecrets(planeDir);
   const rendered = await kubectlOk(["kustomize", "manifests/"]);
   const pointed = rendered.replaceAll("https://butler-hooks.butler-system.svc/", `${hooks}/`)
     .replaceAll("host: butler-hooks.butler-system.svc", `host: ${new URL(hooks).host}`);
@@ -275,4 +284,61 @@ export async function installButler(planeDir: string, hooks: string, webhooks: s
     stdin: objects.map((o) => JSON.stringify(o)).join("\n"),
   });
   await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+}
+
+/** A tier's stack as its test files reach it: the control plane, and the hook service's two listeners. */
+export interface TierStack {
+  readonly plane: { readonly dir: string };
+  readonly hookPort: number;
+  readonly webhookPort: number;
+}
+
+/**
+ * Runs `files` (under the repository) with `deno test`, the tier's own arguments passed on, against `stack`
+ * (`BUTLER_TEST_CLUSTER`, `BUTLER_HOOKS_URL`, `BUTLER_WEBHOOKS_URL`, and `env`).
+ */
+export async function runTierTests(
+  stack: TierStack,
+  files: readonly string[],
+  env: Record<string, string> = {},
+): Promise<Deno.CommandStatus> {
+  return await new Deno.Command(Deno.execPath(), {
+    args: ["test", "--allow-all", ...Deno.args, ...files],
+    cwd: ROOT,
+    env: {
+      BUTLER_TEST_CLUSTER: stack.plane.dir,
+      DENO_CERT: `${stack.plane.dir}/ca.crt`,
+      BUTLER_HOOKS_URL: `https://127.0.0.1:${stack.hookPort}`,
+      BUTLER_WEBHOOKS_URL: `https://127.0.0.1:${stack.webhookPort}`,
+      ...env,
+    },
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+}
+
+/**
+ * Ends a tier: prints the CPU each of `children` used, kills them, stops the control plane, removes its state when
+ * the tests passed (else says where it and `logs` are kept), and exits with the tests' code.
+ */
+export async function endTier(
+  plane: { readonly dir: string; stop(): Promise<unknown> },
+  status: Deno.CommandStatus,
+  children: Readonly<Record<string, Deno.ChildProcess>>,
+  logs: string,
+): Promise<never> {
+  const cpu = Object.entries(children).map(([name, c]) =>
+    `${name} ${cpuSeconds(c.pid)?.toFixed(1) ?? "?"} s`
+  );
+  console.log(`CPU used: ${cpu.join(", ")}`);
+  for (const child of Object.values(children)) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await child.status;
+  }
+  await plane.stop();
+  if (status.success) await Deno.remove(plane.dir, { recursive: true });
+  else console.log(`control plane state and logs (${logs}) kept in ${plane.dir}`);
+  Deno.exit(status.code);
 }

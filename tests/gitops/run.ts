@@ -9,16 +9,16 @@
  *
  * @module
  */
-import { installOperatorCrds, kubectlOk, ROOT } from "../api/cluster.ts";
-import { freePort } from "../api/cluster.ts";
+import { freePort, installOperatorCrds, kubectlOk, ROOT } from "../api/cluster.ts";
 import { startControlPlane } from "../api/run.ts";
 import { controlPlaneBinary, KUBERNETES_VERSION, kustomizeBinary } from "../api/tools.ts";
-import { cpuSeconds } from "../load/proc.ts";
 import {
+  applyCertManagerSecrets,
+  endTier,
   hookServiceAccount,
+  runTierTests,
   startHookService,
   startMetacontroller,
-  tlsSecret,
   waitHttp,
 } from "../e2e/stack.ts";
 import { argoCdFromEnv, installArgoCd, startArgoCd } from "./argocd.ts";
@@ -52,14 +52,7 @@ Deno.env.set("BUTLER_TEST_CLUSTER", plane.dir);
 await kubectlOk(["apply", "--server-side", "-f", "tests/api/crds/"]);
 await installOperatorCrds();
 const hooksKubeconfig = await hookServiceAccount(plane);
-for (
-  const secret of [
-    tlsSecret(plane.dir, "butler-hooks-tls", "hook", true),
-    tlsSecret(plane.dir, "butler-metacontroller-client-tls", "metacontroller", false),
-  ]
-) {
-  await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(secret) });
-}
+await applyCertManagerSecrets(plane.dir);
 const [hookPort, webhookPort] = [freePort(), freePort()];
 const hooks = await startHookService({
   plane,
@@ -74,46 +67,17 @@ await installArgoCd(argo);
 const argocd = startArgoCd(argo, plane, await kustomizeBinary());
 const standIn = startStandIn("butler-system");
 
-const test = new Deno.Command(Deno.execPath(), {
-  args: [
-    "test",
-    "--allow-all",
-    ...Deno.args,
-    ...[...Deno.readDirSync(`${ROOT}/tests/gitops`)].map((e) => e.name).filter((n) =>
-      n.endsWith(".gitops.ts")
-    )
-      .sort().map((n) => `tests/gitops/${n}`),
-  ],
-  cwd: ROOT,
-  env: {
-    BUTLER_TEST_CLUSTER: plane.dir,
-    DENO_CERT: `${plane.dir}/ca.crt`,
-    BUTLER_HOOKS_URL: `https://127.0.0.1:${hookPort}`,
-    BUTLER_WEBHOOKS_URL: `https://127.0.0.1:${webhookPort}`,
-    ARGOCD_SRC: argo.src,
-  },
-  stdout: "inherit",
-  stderr: "inherit",
-}).spawn();
-const status = await test.status;
+const files = [...Deno.readDirSync(`${ROOT}/tests/gitops`)].map((e) => e.name).filter((n) =>
+  n.endsWith(".gitops.ts")
+)
+  .sort().map((n) => `tests/gitops/${n}`);
+const status = await runTierTests({ plane, hookPort, webhookPort }, files, { ARGOCD_SRC: argo.src });
 console.log(`stand-in wrote the status of: ${[...new Set(standIn.wrote)].sort().join(", ")}`);
-const cpu = [["hook service", hooks.pid], ["Metacontroller", mc.pid]] as const;
-console.log(
-  `CPU used: ${cpu.map(([name, pid]) => `${name} ${cpuSeconds(pid)?.toFixed(1) ?? "?"} s`).join(", ")}`,
-);
 await standIn.stop();
 await argocd.stop();
-for (const child of [mc, hooks]) {
-  try {
-    child.kill("SIGKILL");
-  } catch { /* already gone */ }
-  await child.status;
-}
-await plane.stop();
-if (status.success) await Deno.remove(plane.dir, { recursive: true });
-else {
-  console.log(
-    `control plane state and logs (hooks.log, metacontroller.log, argocd-*.log, redis.log) kept in ${plane.dir}`,
-  );
-}
-Deno.exit(status.code);
+await endTier(
+  plane,
+  status,
+  { "hook service": hooks, Metacontroller: mc },
+  "hooks.log, metacontroller.log, argocd-*.log, redis.log",
+);
