@@ -214,8 +214,11 @@ export function choosePool(
 ): { pool: string; count: number } | undefined {
   const fits = draft.refs.flatMap((ref) => {
     const pool = draft.pools.get(ref.name);
-    const n = pool ? count(pool) : 0;
-    return pool && (pool.status?.largestFreeBlock ?? 0) >= n ? [{ pool: ref.name, count: n }] : [];
+    // A pool being deleted fails every new request; choosing it would create, fail and drop an allocation at
+    // every sync (found by the simulation tier).
+    if (!pool || pool.metadata.deletionTimestamp) return [];
+    const n = count(pool);
+    return (pool.status?.largestFreeBlock ?? 0) >= n ? [{ pool: ref.name, count: n }] : [];
   });
   return fits.find((f) => !failedIn.includes(f.pool)) ?? fits[0];
 }

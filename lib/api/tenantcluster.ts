@@ -90,9 +90,16 @@ export const ProviderView = z.looseObject({
 /** A ProviderConfig as the TenantCluster sees it. */
 export type ProviderView = z.infer<typeof ProviderView>;
 
-/** A NetworkPool as the TenantCluster sees it: its spec (for defaults) and its largest free block. */
+/**
+ * A NetworkPool as the TenantCluster sees it: its spec (for defaults), its largest free block, and whether it is
+ * being deleted (it then grants nothing).
+ */
 export const PoolView = z.looseObject({
-  metadata: z.looseObject({ name: z.string(), namespace: z.string().optional() }),
+  metadata: z.looseObject({
+    name: z.string(),
+    namespace: z.string().optional(),
+    deletionTimestamp: z.string().nullable().optional(),
+  }),
   spec: NetworkPoolSpec,
   status: z.looseObject({ largestFreeBlock: z.number().optional() }).optional(),
 });
