@@ -110,23 +110,29 @@ export function syncIPAddressClaim(request: DecoratorRequest, context: HookConte
     };
   }
   // A pool that is gone holds no grant (its finalizer waits for them), but a request already made is kept, and so
-  // is an address once written: a grant never moves, so the address stays true while the grant cannot be read.
+  // is an address once written while its IPAllocation lives: that allocation keeps the grant it records until a
+  // pool takes it back. An address whose IPAllocation was deleted or replaced is no longer held: it goes, so that
+  // no machine is told an address the pool may hand to another.
   const allocation = pool || observed ? [allocationOf(ns, name, poolName)] : [];
-  const written = keepObserved(request.attachments, [CLAIM_ATTACHMENTS[1]]);
+  const { uid, poolStatus, address } = granted(ns, name, poolName, pool, observed);
+  const stale = staleAddress(request, `${ns}/${name}`, observed, address?.spec.address);
+  const written = stale ? [] : keepObserved(request.attachments, [CLAIM_ATTACHMENTS[1]]);
+  if (stale) {
+    return {
+      attachments: allocation,
+      status: ready(
+        "False",
+        REASON.writing,
+        `IPAddress ${ns}/${name} says ${stale}, which this claim no longer holds: replacing it`,
+      ),
+    };
+  }
   if (!pool) {
     return {
       attachments: [...allocation, ...written],
       status: ready("False", REASON.notReady, poolNotFound(Object.keys(pools), poolKey, ns)),
     };
   }
-  const uid = (observed?.metadata as { uid?: unknown } | undefined)?.uid;
-  const poolStatus = (typeof pool.status === "object" && pool.status !== null ? pool.status : {}) as {
-    failures?: Record<string, unknown>;
-    conditions?: { type?: unknown; status?: unknown; reason?: unknown; message?: unknown }[];
-  };
-  const grant = typeof uid === "string" ? findGrant(poolStatus, uid) : undefined;
-  const address = grant &&
-    addressOf(ns, name, poolName, pool, formatAddress(grant.family, grant.range.start));
   if (!address && written.length) return { attachments: [...allocation, ...written] };
   if (address) {
     const text = `${address.spec.address}/${address.spec.prefix} from NetworkPool ${poolKey}`;
@@ -141,6 +147,55 @@ export function syncIPAddressClaim(request: DecoratorRequest, context: HookConte
   }
   const [reason, message] = whyWaiting(poolStatus, uid, poolKey);
   return { attachments: allocation, status: ready("False", reason, message) };
+}
+
+/** A related pool's status, as far as a claim reads it. */
+type PoolStatus = {
+  failures?: Record<string, unknown>;
+  conditions?: { type?: unknown; status?: unknown; reason?: unknown; message?: unknown }[];
+};
+
+/** The claim's IPAllocation UID, its pool's status, and the IPAddress of its grant once the pool holds one. */
+function granted(
+  ns: string,
+  name: string,
+  poolName: string,
+  pool: RelatedObject | undefined,
+  observed: RelatedObject | undefined,
+) {
+  const uid = (observed?.metadata as { uid?: unknown } | undefined)?.uid;
+  const poolStatus =
+    (typeof pool?.status === "object" && pool.status !== null ? pool.status : {}) as PoolStatus;
+  const grant = pool && typeof uid === "string" ? findGrant(poolStatus, uid) : undefined;
+  const address = grant &&
+    addressOf(ns, name, poolName, pool!, formatAddress(grant.family, grant.range.start), uid as string);
+  return { uid, poolStatus, address };
+}
+
+/** The annotation naming the IPAllocation (by UID) whose grant an IPAddress states. */
+export const ALLOCATION_UID_ANNOTATION = `${GROUP}/ipallocation-uid`;
+
+/**
+ * The address of the claim's written IPAddress when it no longer states this claim's grant: its IPAllocation is
+ * gone, being deleted or replaced (another UID), or the grant is another address. `undefined` when it holds.
+ */
+function staleAddress(
+  request: DecoratorRequest,
+  key: string,
+  allocation: RelatedObject | undefined,
+  granted: string | undefined,
+): string | undefined {
+  const written = request.attachments[groupKey(CLAIM_ATTACHMENTS[1])]?.[key];
+  if (!written) return undefined;
+  const said = String((written.spec as { address?: unknown } | undefined)?.address ?? "");
+  const meta = allocation?.metadata as { uid?: unknown; deletionTimestamp?: unknown } | undefined;
+  const from = (written.metadata as { annotations?: Record<string, unknown> }).annotations?.[
+    ALLOCATION_UID_ANNOTATION
+  ];
+  const replaced = from !== undefined && from !== meta?.uid;
+  return !meta || meta.deletionTimestamp || replaced || (granted !== undefined && granted !== said)
+    ? said
+    : undefined;
 }
 
 /** A claim's pool not found: a claim uses a pool of its own namespace, and those of others are named. */
@@ -219,7 +274,14 @@ function allocationOf(ns: string, claim: string, pool: string) {
  * The IPAddress that answers a claim: the granted address, the pool's prefix and gateway, and both references;
  * `undefined` while the pool's spec cannot be read (no prefix to give).
  */
-function addressOf(ns: string, claim: string, poolName: string, pool: RelatedObject, address: string) {
+function addressOf(
+  ns: string,
+  claim: string,
+  poolName: string,
+  pool: RelatedObject,
+  address: string,
+  allocationUid: string,
+) {
   const spec = NetworkPoolSpec.safeParse(pool.spec);
   const read = spec.success ? readPoolSpec(spec.data) : undefined;
   if (!read?.ok) return undefined;
@@ -227,7 +289,7 @@ function addressOf(ns: string, claim: string, poolName: string, pool: RelatedObj
   return {
     apiVersion: CAPI_IPAM_API_VERSION,
     kind: "IPAddress",
-    metadata: { name: claim, namespace: ns },
+    metadata: { name: claim, namespace: ns, annotations: { [ALLOCATION_UID_ANNOTATION]: allocationUid } },
     spec: {
       address,
       prefix,

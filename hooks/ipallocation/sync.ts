@@ -19,7 +19,7 @@ import {
 import { formatTime } from "../../lib/time/mod.ts";
 import { findGrant } from "../../lib/pool_ledger/mod.ts";
 import { z } from "zod";
-import { IPAllocationSpec, tenantClusterRefOf } from "../../lib/api/mod.ts";
+import { IPAllocationSpec, RecordedGrant, tenantClusterRefOf } from "../../lib/api/mod.ts";
 
 /** The four lifecycle phases of an IPAllocation. */
 export type AllocationPhase = "Pending" | "Allocated" | "Failed" | "Released";
@@ -73,8 +73,11 @@ function project(request: DecoratorRequest): Projection {
   };
   const poolName = `${ref.namespace}/${ref.name}`;
   const pool = request.related[groupKey(KINDS.NetworkPool)]?.[poolName];
+  const recorded = recordedGrant(obj.status, poolName);
   if (!pool) {
-    return notReady("Pending", "PoolNotFound", `NetworkPool ${poolName} not found`);
+    return recorded
+      ? keptRecord(recorded, `NetworkPool ${poolName} not found`)
+      : notReady("Pending", "PoolNotFound", `NetworkPool ${poolName} not found`);
   }
   const status = (typeof pool.status === "object" && pool.status !== null ? pool.status : {}) as {
     failures?: Record<string, unknown>;
@@ -119,7 +122,46 @@ function project(request: DecoratorRequest): Projection {
   if (typeof failure === "string") {
     return notReady("Failed", "AllocationFailed", failure);
   }
+  if (recorded) return keptRecord(recorded, `NetworkPool ${poolName} holds no grant for it`);
   return notReady("Pending", "WaitingForPool", `waiting for NetworkPool ${poolName} to grant addresses`);
+}
+
+/** The grant fields an Allocated status keeps: what the tenant uses until a pool takes the grant back. */
+const GRANT_FIELDS = [
+  "cidr",
+  "startAddress",
+  "endAddress",
+  "addresses",
+  "allocatedCount",
+  "allocatedAt",
+  "allocatedBy",
+];
+
+/** The grant the allocation's own status records from `pool`, if it was Allocated from it. */
+function recordedGrant(status: unknown, pool: string): Record<string, unknown> | undefined {
+  const s = RecordedGrant.safeParse(status);
+  if (!s.success || s.data.allocatedBy !== `NetworkPool ${pool}`) return undefined;
+  const all = status as Record<string, unknown>;
+  return Object.fromEntries(GRANT_FIELDS.filter((k) => k in all).map((k) => [k, all[k]]));
+}
+
+/**
+ * An Allocated allocation whose pool lost its grant (the pool deleted past its finalizer, perhaps created again):
+ * it keeps the addresses it records, which its tenant still uses, until a pool of that name takes them back (the
+ * pool gives recorded grants back first) or refuses them (then it is Failed).
+ */
+function keptRecord(fields: Record<string, unknown>, why: string): Projection {
+  return {
+    phase: "Allocated",
+    fields,
+    conditions: [{
+      type: "Ready",
+      status: "False",
+      reason: "GrantNotInLedger",
+      message:
+        `${why}: keeping ${fields.startAddress}-${fields.endAddress} until the pool takes the grant back`,
+    }],
+  };
 }
 
 /** The label Metacontroller selects a CompositeController's children by (`generateSelector: true`). */

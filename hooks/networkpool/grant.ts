@@ -16,6 +16,7 @@ import {
   formatSpan,
   grantableRanges,
   isOffsetRanges,
+  parseAddress,
   type PoolModel,
   type Range,
   toRanges,
@@ -94,6 +95,23 @@ function coolingNote(ips: bigint, released: ReleaseOutcome): string {
   return ` (${ips} released addresses are cooling down; the first are free again in ${released.resyncAfterSeconds} s)`;
 }
 
+/**
+ * The grant an allocation's status records, taken back when this pool gave it (by name), it is the size asked for
+ * and it is free. A pool holds no grant for an allocation that records one only when its ledger was lost (the pool
+ * deleted past its finalizer and created again): without this the grant would move, and the old holder would keep
+ * using addresses handed to another (docs/design.md#the-pool-is-the-single-writer).
+ */
+function takenBack(allocator: Allocator, a: ObservedAllocation, pool: string, count: number) {
+  const r = a.status;
+  if (!r || r.allocatedBy !== pool) return undefined;
+  const start = parseAddress(r.startAddress);
+  const end = parseAddress(r.endAddress);
+  if (!start || !end || start.family !== end.family || end.value - start.value + 1n !== BigInt(count)) {
+    return undefined;
+  }
+  return allocator.pin(r.startAddress, r.endAddress);
+}
+
 /** What a pool sync decided of its ledger: the ledger to store, the figures, the capacity conditions and Ready. */
 export interface Outcome {
   readonly stored: StoredLedger;
@@ -164,7 +182,12 @@ export function grantPending(g: GrantInput): Outcome {
       refuse(uid, LEDGER_BYTES_FULL_MESSAGE);
       continue;
     }
-    const result = pin ? allocator.pin(pin.startAddress, pin.endAddress) : allocator.allocate(count!);
+    const kept = pin ? undefined : takenBack(allocator, a, `NetworkPool ${poolName}`, count!);
+    const result = pin
+      ? allocator.pin(pin.startAddress, pin.endAddress)
+      : kept?.ok
+      ? kept
+      : allocator.allocate(count!);
     if (!result.ok) {
       refuse(
         uid,

@@ -126,6 +126,8 @@ function fifo(
   { allocation: a }: { allocation: ObservedAllocation },
   { allocation: b }: { allocation: ObservedAllocation },
 ): number {
+  // Allocations that record a grant go first: they take back what they hold before anything new is handed out.
+  if (Boolean(a.status) !== Boolean(b.status)) return a.status ? -1 : 1;
   const ta = a.metadata.creationTimestamp ?? "";
   const tb = b.metadata.creationTimestamp ?? "";
   if (ta !== tb) return ta < tb ? -1 : 1;

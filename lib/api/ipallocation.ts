@@ -17,8 +17,21 @@ export const IPAllocationSpec = z.looseObject({
 export type IPAllocationSpec = z.infer<typeof IPAllocationSpec>;
 
 /**
- * An IPAllocation as the NetworkPool hook needs it: identity, age and spec, and nothing else. A pool sync reads
- * thousands; the rest of each object (labels, managed fields, status) is neither checked nor copied.
+ * The grant an IPAllocation's status records (written by its own hook from the pool's ledger). Read by a pool only
+ * for allocations its ledger does not hold, so that one whose ledger was lost gives each its grant back; a status
+ * that does not read is no record.
+ */
+export const RecordedGrant = z.object({
+  phase: z.literal("Allocated"),
+  startAddress: z.string().max(64),
+  endAddress: z.string().max(64),
+  allocatedBy: z.string().max(512),
+});
+
+/**
+ * An IPAllocation as the NetworkPool hook needs it: identity, age, spec and the grant its status records, and
+ * nothing else. A pool sync reads thousands; the rest of each object (labels, managed fields) is neither checked
+ * nor copied.
  */
 export const ObservedAllocation = z.object({
   metadata: z.object({
@@ -29,6 +42,7 @@ export const ObservedAllocation = z.object({
     deletionTimestamp: z.string().nullable().optional(),
   }),
   spec: IPAllocationSpec,
+  status: RecordedGrant.optional().catch(undefined),
 });
 
 /** An IPAllocation as observed by the pool. */
