@@ -47,6 +47,11 @@ export function covers(stored: Load, reserved: Load): boolean {
     stored.env === reserved.env && stored.owner === reserved.owner && stored.provider === reserved.provider;
 }
 
+/** Whether two loads are placed alike: environment, owner and provider. */
+export function samePlace(a: Load, b: Load): boolean {
+  return a.env === b.env && a.owner === b.owner && a.provider === b.provider;
+}
+
 /** A stored cluster with a fresh reservation of its own: the reservation's labels, the larger of each dimension. */
 function larger(stored: Load, reserved: Load): Load {
   const max = (a: Quantity, b: Quantity) => compare(a, b) >= 0 ? a : b;
@@ -100,6 +105,11 @@ class Tally {
       this.nanos[d] += sign > 0 ? v.nanos : -v.nanos;
       if (v.binary) this.binaries[d] += sign;
     }
+    this.place(l, sign);
+  }
+
+  /** Counts a load where it is placed only: on its provider, in its environment, for its owner; not in totals. */
+  place(l: Load, sign: 1 | -1 = 1): void {
     if (l.provider !== undefined) {
       const p = this.providers.get(l.provider);
       if (p) {
@@ -138,10 +148,14 @@ function layered(base: Tally, delta: Tally): Usage {
   };
 }
 
-/** The usage of a list of loads, as counted one by one. */
-export function usageOfLoads(loads: Iterable<Load>): Usage {
+/**
+ * The usage of a list of loads, as counted one by one, and of loads counted only where they are placed (a cluster
+ * moving elsewhere, where it still is).
+ */
+export function usageOfLoads(loads: Iterable<Load>, placed: Iterable<Load> = []): Usage {
   const t = new Tally();
   for (const l of loads) t.add(l);
+  for (const l of placed) t.place(l);
   return layered(t, new Tally());
 }
 
@@ -180,7 +194,8 @@ export function indexClusters(clusters: readonly CountedCluster[]): ClusterIndex
 
 /**
  * The loads the team already uses, apart from `self`: every TenantCluster that exists and is not being deleted
- * (with a fresh reservation of its own, the larger of the two per dimension: a scale-up in flight), and every
+ * (with a fresh reservation of its own, the larger of the two per dimension: a scale-up in flight; one that places it
+ * elsewhere counts it in both places, once in the totals: a move in flight), and every
  * fresh reservation whose cluster has not appeared yet. With a view that may lag (`live` false), every reservation
  * whose cluster is not in it counts, however old.
  *
@@ -209,6 +224,8 @@ export function usageOf(
     if (covers(c.load, reserved)) continue;
     delta.add(c.load, -1);
     delta.add(larger(c.load, reserved));
+    // A move in flight counts where the cluster is too: its reservation may be of an update never stored.
+    if (!samePlace(c.load, reserved)) delta.place(c.load);
   }
   return layered(index.stored, delta);
 }

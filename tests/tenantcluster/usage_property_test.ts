@@ -1,7 +1,8 @@
 /**
  * The team's usage as admission counts it: `usageOf`, which adds the ledger to totals counted once per view of the
  * clusters, says exactly what counting every load one by one says (the rule as docs/design.md#race-free-quotas states
- * it: every stored cluster not being deleted, the larger of it and its fresh reservation, every fresh reservation
+ * it: every stored cluster not being deleted, the larger of it and its fresh reservation (counted where it is too when
+ * the reservation places it elsewhere), every fresh reservation
  * whose cluster is not stored, every reservation not in a lagging view, apart from the cluster under review), in
  * every figure the limits read: clusters, nodes, each quantity's sum and whether it prints binary, on each provider,
  * in each environment, of each member.
@@ -16,6 +17,7 @@ import {
   type QuotaLedger,
   type Reservation,
   reservationFresh,
+  samePlace,
   type Usage,
   usageOf,
   usageOfLoads,
@@ -63,9 +65,10 @@ function reference(
   ledger: QuotaLedger,
   self: string,
   live: boolean,
-): Load[] {
+): { loads: Load[]; placed: Load[] } {
   const max = (a: Quantity, b: Quantity) => compare(a, b) >= 0 ? a : b;
   const out: Load[] = [];
+  const placed: Load[] = [];
   for (const c of clusters) {
     if (c.name === self || c.deleting) continue;
     const r = ledger.reservations.get(c.name);
@@ -74,6 +77,7 @@ function reference(
       continue;
     }
     const l = loadOf(r);
+    if (!samePlace(c.load, l)) placed.push(c.load);
     out.push({
       ...l,
       nodes: Math.max(c.load.nodes, l.nodes),
@@ -86,7 +90,7 @@ function reference(
   for (const [name, r] of ledger.reservations) {
     if (name !== self && !stored.has(name) && (!live || reservationFresh(r, NOW))) out.push(loadOf(r));
   }
-  return out;
+  return { loads: out, placed };
 }
 
 /** Every figure a limit reads, in print. */
@@ -140,9 +144,10 @@ Deno.test("usage: the ledger added to the view's totals counts exactly what coun
           ]),
         );
         const ledger: QuotaLedger = { reservations, corrupt: [] };
+        const ref = reference(clusters, ledger, self, live);
         assert.deepEqual(
           figures(usageOf(indexClusters(clusters), ledger, self, NOW, live)),
-          figures(usageOfLoads(reference(clusters, ledger, self, live))),
+          figures(usageOfLoads(ref.loads, ref.placed)),
         );
       },
     ),
