@@ -98,14 +98,16 @@ function policyRefusal(policies: readonly AdmissionPolicy[], w: AdmissionWrite):
 /**
  * Admits one write the way the API server's validating admission does: the shipped ValidatingAdmissionPolicies
  * (their CEL, evaluated in process), then every matching webhook (by its rules, and its `namespaceSelector` against
- * the labels of the object's namespace) through its real route (a dry-run review, so the quota ledger is read but
- * never written). Returns the refusal, or `undefined` when the write is admitted.
+ * the labels of the object's namespace) through its real route. The review is a dry run unless `options.dryRun` is
+ * false (the simulator's, whose webhooks write their quota ledger as in a cluster), so `plan` reads the quota ledger
+ * but never writes it. Returns the refusal, or `undefined` when the write is admitted.
  */
 export async function admit(
   policies: readonly AdmissionPolicy[],
   webhooks: readonly WebhookSpec[],
   w: AdmissionWrite,
   call: HookCall,
+  options: { readonly dryRun?: boolean } = {},
 ): Promise<Refusal | undefined> {
   const refused = policyRefusal(policies, w);
   if (refused) return refused;
@@ -138,7 +140,7 @@ export async function admit(
         userInfo: PLAN_USER,
         object,
         oldObject: oldObject ?? null,
-        dryRun: true,
+        dryRun: options.dryRun ?? true,
       },
     });
     if (answer.status !== 200) {

@@ -46,21 +46,49 @@ function parseEqualitySelector(text: string): LabelSelector {
 const PATH =
   /^\/(?:api\/(?<coreVersion>[^/]+)|apis\/(?<group>[^/]+)\/(?<version>[^/]+))(?:\/namespaces\/(?<namespace>[^/]+))?\/(?<resource>[^/]+)(?:\/(?<name>[^/]+))?$/;
 
+/** The parts of an API path: group (`""` for core), version, resource, and the namespace and name when it has them. */
+export interface ApiPath {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly namespace?: string;
+  readonly name?: string;
+}
+
+/**
+ * Reads an API path (a query is ignored); `undefined` when it is not one.
+ *
+ * @example
+ * ```ts
+ * apiPath("/api/v1/namespaces/a/configmaps/b"); // { group: "", version: "v1", resource: "configmaps", namespace: "a", name: "b" }
+ * ```
+ */
+export function apiPath(path: string): ApiPath | undefined {
+  const g = PATH.exec(path.split("?")[0]!)?.groups;
+  if (!g) return undefined;
+  return {
+    group: g.group ?? "",
+    version: g.coreVersion ?? g.version!,
+    resource: g.resource!,
+    ...(g.namespace === undefined ? {} : { namespace: decodeURIComponent(g.namespace) }),
+    ...(g.name === undefined ? {} : { name: decodeURIComponent(g.name) }),
+  };
+}
+
 /**
  * Admission's reads served from the plan's store: GETs of one object (`undefined` when absent) and lists with
  * an equality label selector. Writes are refused: the plan sends every review as a dry run, which writes nothing.
  */
 export function storeClient(store: Store): KubeClient {
   function resolve(path: string): { items: () => Obj[]; name?: string; namespace?: string } {
-    const m = PATH.exec(path.split("?")[0]!);
-    const g = m?.groups;
-    const type = g && store.resources.ofResource(g.group ?? "", g.resource!);
-    if (!g || !type) throw new Error(`plan: admission read ${path}, which the plan does not serve`);
-    const namespace = g.namespace === undefined ? undefined : decodeURIComponent(g.namespace);
+    const p = apiPath(path);
+    const type = p && store.resources.ofResource(p.group, p.resource);
+    if (!p || !type) throw new Error(`plan: admission read ${path}, which the plan does not serve`);
+    const namespace = p.namespace;
     return {
       items: () =>
         store.list(type).filter((o) => namespace === undefined || o.metadata.namespace === namespace),
-      ...(g.name === undefined ? {} : { name: decodeURIComponent(g.name) }),
+      ...(p.name === undefined ? {} : { name: p.name }),
       ...(namespace === undefined ? {} : { namespace }),
     };
   }

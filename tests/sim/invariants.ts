@@ -1,0 +1,349 @@
+/**
+ * What must hold after every simulated operation, and once the quiet phase has settled. Each check reads the
+ * simulated API server only (never the hooks' own bookkeeping), so a hook that is wrong cannot vouch for itself.
+ *
+ * @module
+ */
+import { formatAddress, parseAddress } from "../../lib/ipam/mod.ts";
+import { type Obj, objectId } from "../../lib/plan/mod.ts";
+import { ledgerMismatches, overlaps, type PoolGrant, poolGrants } from "../scale/checks.ts";
+import type { ApiServer } from "./api_server.ts";
+import type { SyncOutcome } from "./metacontroller.ts";
+
+/** A broken invariant: which, after which operation, and what was seen. */
+export interface Violation {
+  readonly step: number;
+  readonly invariant: string;
+  readonly message: string;
+}
+
+const GROUP = "butler.butlerlabs.dev/v1alpha1";
+const ENV = "butler.butlerlabs.dev/environment";
+const OWNER = "butler.butlerlabs.dev/owner";
+
+interface Held {
+  readonly grant: PoolGrant;
+  readonly pool: string;
+}
+
+interface Release {
+  readonly family: number;
+  readonly start: bigint;
+  readonly end: bigint;
+  readonly at: number;
+  readonly cooldownMs: number;
+}
+
+const rangeText = (g: PoolGrant) =>
+  `${formatAddress(g.family, g.range.start)}-${formatAddress(g.family, g.range.end)}`;
+
+/** The invariants' memory of the run: grants seen per pool incarnation, releases still cooling. */
+export class Invariants {
+  /** `poolUid/allocationUid` → the grant, as last seen. */
+  #held = new Map<string, Held>();
+  /** Pool UID → its releases (kept while they may still be cooling). */
+  readonly #releases = new Map<string, Release[]>();
+  #pending: Violation | undefined;
+  /** Parents written past admission with a spec the hooks cannot read: UID → that generation. */
+  readonly #corrupt = new Map<string, number>();
+
+  /** Notes a parent stored with a spec no hook can read (until a later write changes its generation). */
+  corrupted(o: Obj): void {
+    this.#corrupt.set(o.metadata.uid, o.metadata.generation);
+  }
+  #ledgerSeen = new Map<string, string>();
+
+  /** Records a broken rule seen outside `observe` (at admission, at a sync); reported by the next `observe`. */
+  #flag(invariant: string, message: string): void {
+    this.#pending ??= { step: -1, invariant, message };
+  }
+
+  /**
+   * After an admitted TenantCluster create or update: nothing the write added to may exceed its limit (team,
+   * environment, member within environment, ProviderConfig per team).
+   */
+  admittedCluster(api: ApiServer, stored: Obj, before: Obj | undefined): void {
+    const ns = stored.metadata.namespace!;
+    const team = api.peek(`butler.butlerlabs.dev/Team//${ns.replace(/^team-/, "")}`);
+    const live = api.ofKind(GROUP, "TenantCluster").filter((c) =>
+      c.metadata.namespace === ns && !c.metadata.deletionTimestamp
+    );
+    const env = stored.metadata.labels?.[ENV];
+    const owner = stored.metadata.annotations?.[OWNER];
+    const provider = stored.spec.providerConfigRef?.name;
+    const moved = !before || before.metadata.labels?.[ENV] !== env;
+    const limits: [boolean, number | undefined, Obj[], string][] = [];
+    if (team) {
+      limits.push([
+        !before,
+        team.spec.resourceLimits?.maxClusters,
+        live,
+        `team ${team.metadata.name} maxClusters`,
+      ]);
+      const e = (team.spec.environments ?? []).find((x: { name: string }) => x.name === env);
+      const inEnv = live.filter((c) => c.metadata.labels?.[ENV] === env);
+      limits.push([moved, e?.limits?.maxClusters, inEnv, `environment ${env} maxClusters`]);
+      const ownerMoved = moved || before?.metadata.annotations?.[OWNER] !== owner;
+      limits.push([
+        ownerMoved,
+        e?.limits?.maxClustersPerMember,
+        inEnv.filter((c) => c.metadata.annotations?.[OWNER] === owner),
+        `environment ${env} maxClustersPerMember (${owner})`,
+      ]);
+    }
+    const pc = api.peek(`butler.butlerlabs.dev/ProviderConfig/butler-system/${provider}`);
+    limits.push([
+      !before || before.spec.providerConfigRef?.name !== provider,
+      pc?.spec.limits?.maxClustersPerTeam,
+      live.filter((c) => c.spec.providerConfigRef?.name === provider),
+      `ProviderConfig ${provider} maxClustersPerTeam`,
+    ]);
+    for (const [added, max, counted, what] of limits) {
+      if (added && max !== undefined && counted.length > max) {
+        this.#flag(
+          "quota",
+          `${ns}/${stored.metadata.name} was admitted and ${counted.length} clusters now count against ${what} = ${max}: ${
+            counted.map((c) => c.metadata.name).join(", ")
+          }`,
+        );
+      }
+    }
+  }
+
+  /**
+   * After a sync: a TenantCluster that is not being deleted never gives up its initial or node allocation once it
+   * is Allocated (only growth ranges shrink; one that failed in a pool may be dropped to try the next), and a Team
+   * that is not being deleted never loses its namespace (a hook must not drop what it cannot account for).
+   */
+  synced(_api: ApiServer, outcome: SyncOutcome): void {
+    if (outcome.error) return;
+    const unreadable = outcome.uid !== undefined && this.#corrupt.get(outcome.uid) === outcome.generation;
+    const gone = outcome.dropped.filter((c) => !c.metadata.deletionTimestamp);
+    if (unreadable && gone.length) {
+      this.#flag(
+        "dropped-child",
+        `${outcome.controller} answered 200 for ${outcome.parent}, whose spec it cannot read, and left out ${
+          gone.map(objectId).join(", ")
+        }`,
+      );
+      return;
+    }
+    if (outcome.deleting) return;
+    const parentName = outcome.parent.split("/").at(-1)!;
+    for (const child of outcome.dropped) {
+      if (child.metadata.deletionTimestamp) continue;
+      const name = child.metadata.name;
+      const kept = child.kind === "IPAllocation"
+        ? (name === `${parentName}-lb` || name === `${parentName}-nodes`) &&
+          child.status?.phase === "Allocated"
+        : child.kind === "Namespace";
+      if (kept) {
+        this.#flag(
+          "dropped-child",
+          `${outcome.controller} sync of ${outcome.parent} dropped ${objectId(child)}`,
+        );
+      }
+    }
+  }
+
+  /** Checks the state after one operation; returns the first violation. */
+  observe(api: ApiServer, clockMs: number, step = 0): Violation | undefined {
+    if (this.#pending) {
+      const v = { ...this.#pending, step };
+      this.#pending = undefined;
+      return v;
+    }
+    const pools = api.ofKind(GROUP, "NetworkPool");
+    const { grants, unreadable } = poolGrants(pools);
+    if (unreadable.length) {
+      return { step, invariant: "ledger", message: `unreadable ledger: ${unreadable.join(", ")}` };
+    }
+    const twice = overlaps(grants);
+    if (twice.length) {
+      return { step, invariant: "granted-twice", message: `two grants share addresses: ${twice[0]}` };
+    }
+    const allocations = api.ofKind(GROUP, "IPAllocation");
+    const claimed = allocatedOverlaps(allocations);
+    if (claimed) return { step, invariant: "granted-twice", message: claimed };
+    return this.#ledgerChanges(pools, grants, allocations, clockMs, step);
+  }
+
+  #ledgerChanges(
+    pools: readonly Obj[],
+    grants: readonly PoolGrant[],
+    allocations: readonly Obj[],
+    clockMs: number,
+    step: number,
+  ): Violation | undefined {
+    const poolUid = new Map(pools.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
+    const now = new Map<string, Held>();
+    for (const g of grants) {
+      const pool = poolUid.get(g.pool)!;
+      now.set(`${pool.metadata.uid}/${g.uid}`, { grant: g, pool: pool.metadata.uid });
+    }
+    const byUid = new Map(allocations.map((a) => [a.metadata.uid as string, a]));
+    for (const [key, held] of this.#held) {
+      const after = now.get(key);
+      if (after) {
+        if (
+          after.grant.range.start !== held.grant.range.start || after.grant.range.end !== held.grant.range.end
+        ) {
+          return {
+            step,
+            invariant: "grant-moved",
+            message: `${held.grant.pool}: the grant of ${held.grant.uid} moved from ${
+              rangeText(held.grant)
+            } to ${rangeText(after.grant)}`,
+          };
+        }
+        continue;
+      }
+      if (!pools.some((p) => p.metadata.uid === held.pool)) continue;
+      const holder = byUid.get(held.grant.uid);
+      if (holder && !holder.metadata.deletionTimestamp) {
+        return {
+          step,
+          invariant: "grant-dropped",
+          message: `${held.grant.pool} dropped ${
+            rangeText(held.grant)
+          } while ${holder.metadata.namespace}/${holder.metadata.name} still holds it`,
+        };
+      }
+      const pool = pools.find((p) => p.metadata.uid === held.pool)!;
+      const list = this.#releases.get(held.pool) ?? [];
+      list.push({
+        family: held.grant.family,
+        start: BigInt(held.grant.range.start),
+        end: BigInt(held.grant.range.end),
+        at: clockMs,
+        cooldownMs: 1000 * (pool.spec.releaseCooldownSeconds ?? 0),
+      });
+      this.#releases.set(held.pool, list);
+    }
+    for (const [key, held] of now) {
+      if (this.#held.has(key)) continue;
+      const pool = pools.find((p) => p.metadata.uid === held.pool)!;
+      const current = 1000 * (pool.spec.releaseCooldownSeconds ?? 0);
+      const list = (this.#releases.get(held.pool) ?? []).filter((r) =>
+        r.at + Math.min(r.cooldownMs, current) > clockMs
+      );
+      this.#releases.set(held.pool, list);
+      const hit = list.find((r) =>
+        r.family === held.grant.family && r.start <= BigInt(held.grant.range.end) &&
+        BigInt(held.grant.range.start) <= r.end
+      );
+      if (hit) {
+        return {
+          step,
+          invariant: "cooldown",
+          message: `${held.grant.pool} granted ${rangeText(held.grant)} to ${held.grant.uid} ${
+            (clockMs - hit.at) / 1000
+          } s after releasing it, within its cooldown of ${Math.min(hit.cooldownMs, current) / 1000} s`,
+        };
+      }
+    }
+    this.#held = now;
+    return undefined;
+  }
+
+  /** Once the quiet phase found a fixed point: ledgers and holders agree, and nothing is left half deleted. */
+  settled(api: ApiServer, step: number): Violation | undefined {
+    const pools = api.ofKind(GROUP, "NetworkPool");
+    const { grants } = poolGrants(pools);
+    // An allocation whose pool is gone keeps the grant it records (Ready False, GrantNotInLedger): no ledger to match.
+    const poolIds = new Set(pools.map((p) => `${p.metadata.namespace}/${p.metadata.name}`));
+    const allocations = api.ofKind(GROUP, "IPAllocation").filter((a) =>
+      poolIds.has(`${a.spec.poolRef.namespace ?? "butler-system"}/${a.spec.poolRef.name}`)
+    );
+    const mismatch = ledgerMismatches(grants, allocations);
+    if (mismatch.length) return { step, invariant: "ledger-holders", message: mismatch[0]! };
+    const uids = new Set(api.all().map((o) => o.metadata.uid));
+    for (const o of api.all()) {
+      const ref = (o.metadata.ownerReferences ?? []).find((r: { controller?: boolean }) => r.controller);
+      if (ref && !uids.has(ref.uid)) {
+        return {
+          step,
+          invariant: "left-after-delete",
+          message: `${objectId(o)} outlived its owner ${ref.kind} ${ref.name}`,
+        };
+      }
+      if (o.metadata.deletionTimestamp && !heldOnPurpose(api, o, grants)) {
+        return {
+          step,
+          invariant: "left-after-delete",
+          message: `${objectId(o)} is still being deleted once everything settled (finalizers ${
+            JSON.stringify(o.metadata.finalizers ?? [])
+          })`,
+        };
+      }
+    }
+    for (const address of api.ofKind("ipam.cluster.x-k8s.io/v1beta2", "IPAddress")) {
+      const ns = address.metadata.namespace;
+      const allocation = api.peek(`butler.butlerlabs.dev/IPAllocation/${ns}/claim-${address.metadata.name}`);
+      if (
+        allocation?.status?.phase !== "Allocated" || allocation.status.startAddress !== address.spec.address
+      ) {
+        return {
+          step,
+          invariant: "ledger-holders",
+          message: `IPAddress ${ns}/${address.metadata.name} says ${address.spec.address}, its IPAllocation ${
+            allocation ? `${allocation.status?.phase} ${allocation.status?.startAddress}` : "does not exist"
+          }`,
+        };
+      }
+    }
+    for (const ns of api.ofKind("v1", "Namespace")) {
+      const team = /^team-(.+)$/.exec(ns.metadata.name)?.[1];
+      if (team && !api.peek(`butler.butlerlabs.dev/Team//${team}`)) {
+        return {
+          step,
+          invariant: "left-after-delete",
+          message: `namespace ${ns.metadata.name} outlived its Team`,
+        };
+      }
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Objects whose deletion waits by design: a pool that still holds grants, a ProviderConfig still used, and the
+ * namespace and IPAllocations waiting on such a pool.
+ */
+function heldOnPurpose(api: ApiServer, o: Obj, grants: readonly PoolGrant[]): boolean {
+  if (o.kind === "NetworkPool") {
+    return grants.some((g) => g.pool === `${o.metadata.namespace}/${o.metadata.name}`);
+  }
+  if (o.kind === "ProviderConfig") {
+    return api.ofKind(GROUP, "TenantCluster").some((c) => c.spec.providerConfigRef?.name === o.metadata.name);
+  }
+  return false;
+}
+
+/** Two IPAllocations that both say Allocated with ranges that share an address, described; else `undefined`. */
+function allocatedOverlaps(allocations: readonly Obj[]): string | undefined {
+  const ranges = allocations.filter((a) => a.status?.phase === "Allocated").flatMap((a) => {
+    const s = parseAddress(a.status.startAddress ?? "");
+    const e = parseAddress(a.status.endAddress ?? "");
+    return s && e ? [{ a, family: s.family, start: s.value, end: e.value }] : [];
+  }).sort((
+    x,
+    y,
+  ) => (x.family !== y.family
+    ? (x.family < y.family ? -1 : 1)
+    : x.start < y.start
+    ? -1
+    : x.start > y.start
+    ? 1
+    : 0)
+  );
+  let reach: typeof ranges[number] | undefined;
+  for (const c of ranges) {
+    const p = reach;
+    if (!p || p.family !== c.family || c.end > p.end) reach = c;
+    if (p && p.family === c.family && c.start <= p.end) {
+      return `${p.a.metadata.namespace}/${p.a.metadata.name} (${p.a.status.startAddress}-${p.a.status.endAddress}) and ${c.a.metadata.namespace}/${c.a.metadata.name} (${c.a.status.startAddress}-${c.a.status.endAddress}) both say Allocated`;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,672 @@
+/**
+ * One simulated run: a list of operations (each a kind and two random numbers, resolved against the state when it
+ * runs, so that any sub-list is a run too) applied to the simulated API server, Metacontroller and the real hook
+ * service, with the invariants checked after every operation, then a quiet phase without faults that must
+ * converge. Deterministic: the same operations give byte-identical results.
+ *
+ * @module
+ */
+import { HOOK_ROUTES } from "../../hooks/mod.ts";
+import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
+import { createApp, type RouteRegistrar } from "../../lib/http/mod.ts";
+import { KubeApiError, type KubeClient } from "../../lib/kube/mod.ts";
+import {
+  admit,
+  apiPath,
+  BUILTIN_RESOURCES,
+  canonical,
+  controllerSpecs,
+  crdResources,
+  type HookCall,
+  matchesSelector,
+  type Obj,
+  objectId,
+  readInstall,
+  type Refusal,
+  Resources,
+  webhookSpecs,
+} from "../../lib/plan/mod.ts";
+import { parseAllDocuments } from "yaml";
+import { admissionPolicies, crdKinds, judge, type ManifestObject } from "../../lib/schema/mod.ts";
+import { fnv1a32 } from "../../lib/hash/mod.ts";
+import { ApiError, ApiServer, type WatchEvent } from "./api_server.ts";
+import { Invariants, type Violation } from "./invariants.ts";
+import { Metacontroller, type SyncFault } from "./metacontroller.ts";
+import { rng } from "./rng.ts";
+import * as w from "./workload.ts";
+
+/** One operation: its kind (an index into {@linkcode OP_KINDS}) and two random 32-bit numbers. */
+export type Op = readonly [kind: number, a: number, b: number];
+
+/** The kinds of operation, with their weights in a generated run. */
+export const OP_KINDS = [
+  ["deliver", 34],
+  ["sync", 30],
+  ["user", 14],
+  ["housekeep", 4],
+  ["tick", 5],
+  ["duplicate-event", 2],
+  ["metacontroller-restart", 0.25],
+  ["service-restart", 0.25],
+  ["finalizer-removed", 0.4],
+  ["recreate", 0.6],
+  ["clock-jump", 0.4],
+  ["webhook-down", 0.4],
+  ["webhook-slow", 0.6],
+  ["unreadable-parent", 0.3],
+] as const;
+
+export type OpKind = typeof OP_KINDS[number][0];
+
+const TOTAL_WEIGHT = OP_KINDS.reduce((s, [, weight]) => s + weight, 0);
+
+/** `n` operations from a seed. */
+export function generateOps(seed: number, n: number): Op[] {
+  const r = rng(seed);
+  const ops: Op[] = [];
+  for (let i = 0; i < n; i++) {
+    let pick = (r.next() / 2 ** 32) * TOTAL_WEIGHT;
+    let kind = 0;
+    while (pick >= OP_KINDS[kind]![1]) pick -= OP_KINDS[kind++]![1];
+    ops.push([kind, r.next(), r.next()]);
+  }
+  return ops;
+}
+
+/** How a run went. Everything in it follows from the operations (no timings), so a replay gives the same bytes. */
+export interface SimResult {
+  readonly ops: number;
+  /** Steps of the quiet phase (deliveries, syncs, housekeeping) after the operations. */
+  readonly quietSteps: number;
+  readonly syncs: number;
+  readonly hookCalls: number;
+  readonly admitted: number;
+  readonly refused: number;
+  /** Faults injected, by kind. */
+  readonly faults: Readonly<Record<string, number>>;
+  readonly violation?: Violation;
+  /** A hash of every object at the end and of the run's counts. */
+  readonly digest: string;
+}
+
+/** What a run is given besides its operations. */
+export interface SimOptions {
+  /** Routes registered before the shipped ones (a test plants a bug this way). */
+  readonly routes?: readonly RouteRegistrar[];
+  /** Full passes of the quiet phase before it is called not converging. */
+  readonly quietPasses?: number;
+  /** Called with a line for each user write, fault and sync (what a failing trace did, for people). */
+  readonly log?: (line: string) => void;
+  /** Called with every change the API server makes, with the operation's number (for people debugging a trace). */
+  readonly watch?: (step: number, event: WatchEvent) => void;
+  /** Called with every object at the end (tests look at what the run built). */
+  readonly end?: (objects: readonly Obj[]) => void;
+}
+
+const START = Date.parse("2026-11-27T00:00:00Z");
+const ROOT = new URL("../../", import.meta.url).pathname;
+/** The base install and the Cluster API IPAM component (its claim controller). */
+const INSTALL = [
+  ...readInstall(ROOT),
+  ...parseAllDocuments(
+    Deno.readTextFileSync(`${ROOT}manifests/components/cluster-api-ipam/decoratorcontroller.yaml`),
+  )
+    .map((d) => d.toJS() as Obj),
+];
+/** Cluster API's IPAM kinds, whose CRDs Cluster API installs. */
+const CAPI_TYPES = [["IPAddressClaim", "ipaddressclaims"], ["IPAddress", "ipaddresses"]].map((
+  [kind, resource],
+) => ({
+  apiVersion: w.CAPI_IPAM,
+  kind: kind!,
+  resource: resource!,
+  namespaced: true,
+}));
+const RESOURCES = new Resources([
+  ...BUILTIN_RESOURCES,
+  ...crdResources(INSTALL.filter((m) => m.kind === "CustomResourceDefinition")),
+  ...CAPI_TYPES,
+]);
+const CONTROLLERS = controllerSpecs(INSTALL);
+const WEBHOOKS = webhookSpecs(INSTALL);
+const KINDS = crdKinds(INSTALL);
+const POLICIES = admissionPolicies(INSTALL);
+
+/** Runs operations to their end (or the first violation), then the quiet phase. */
+export async function simulate(ops: readonly Op[], options: SimOptions = {}): Promise<SimResult> {
+  const sim = new Simulation(options);
+  await sim.setUp();
+  let done = 0;
+  for (const op of ops) {
+    await sim.run(op);
+    done++;
+    const v = sim.check(done);
+    if (v) return sim.result(done, v);
+  }
+  const quiet = await sim.quiet(options.quietPasses ?? 40, done);
+  options.end?.(sim.api.all());
+  return sim.result(done, quiet);
+}
+
+class Simulation {
+  clockMs = START;
+  readonly api = new ApiServer(RESOURCES, () => new Date(this.clockMs).toISOString().replace(".000Z", "Z"));
+  readonly mc: Metacontroller;
+  readonly invariants = new Invariants();
+  call!: HookCall;
+  webhookDownUntil = 0;
+  webhookSlowNext = false;
+  step = 0;
+  quietSteps = 0;
+  syncs = 0;
+  hookCalls = 0;
+  admitted = 0;
+  refused = 0;
+  readonly faults: Record<string, number> = {};
+
+  constructor(readonly options: SimOptions) {
+    if (options.watch) this.api.watchers.push((e) => options.watch!(this.step, e));
+    this.mc = new Metacontroller(this.api, CONTROLLERS, () => this.clockMs);
+    this.startService();
+  }
+
+  fault(kind: string): void {
+    this.options.log?.(`#${this.step} fault ${kind}`);
+    this.faults[kind] = (this.faults[kind] ?? 0) + 1;
+  }
+
+  /** The hook service (again): a restart loses whatever it kept in memory. */
+  startService(): void {
+    const service = createApp({
+      bodyLimitBytes: 64 * 1024 * 1024,
+      clockOverride: false,
+      hookConfig: DEFAULT_HOOK_CONFIG,
+      routes: [...(this.options.routes ?? []), ...HOOK_ROUTES],
+      clock: () => new Date(this.clockMs),
+      log: () => {},
+      kube: simKube(this.api),
+      admissionWrites: true,
+    });
+    this.call = async (path, body) => {
+      this.hookCalls++;
+      const res = await service.app.request(path, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch { /* an error body that is not JSON stays text */ }
+      return { status: res.status, body: parsed };
+    };
+  }
+
+  async setUp(): Promise<void> {
+    for (const ns of ["default", "kube-system", "butler-system", w.CAPI_NAMESPACE]) {
+      this.api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    }
+    this.api.create(w.credentials());
+    for (const [i, p] of ["p0", "p1", "nodes"].entries()) await this.apply(w.pool(p, i));
+    for (const p of w.PROVIDERS) await this.apply(w.provider(p));
+    for (const t of w.TEAMS.slice(0, 2)) await this.apply(w.team(t, 7));
+    await this.drain(20_000);
+    this.mc.restart();
+    await this.drain(20_000);
+    this.invariants.observe(this.api, this.clockMs);
+  }
+
+  /** The webhook route, as the API server reaches it: down, slow (answered after its deadline) or up. */
+  webhookCall(): HookCall {
+    return async (path, body) => {
+      if (this.step < this.webhookDownUntil) {
+        return { status: 503, body: { error: "connect: connection refused" } };
+      }
+      const answer = await this.call(path, body);
+      if (this.webhookSlowNext) {
+        this.webhookSlowNext = false;
+        return { status: 504, body: { error: "context deadline exceeded" } };
+      }
+      return answer;
+    };
+  }
+
+  /** A user's create or update, admitted as the API server admits it. Returns the refusal, if any. */
+  async apply(input: Obj): Promise<Refusal | undefined> {
+    const type = RESOURCES.ofKind(input.apiVersion, input.kind)!;
+    const existing = this.api.get(objectId(input));
+    let next: Obj = existing
+      ? {
+        ...existing,
+        ...input,
+        metadata: { ...existing.metadata, ...input.metadata },
+        status: existing.status,
+      }
+      : structuredClone(input);
+    if (!next.status) delete next.status;
+    const namespace = type.namespaced ? this.api.get(`/Namespace//${input.metadata.namespace}`) : undefined;
+    const refuse = (r: Refusal) => {
+      this.refused++;
+      return r;
+    };
+    if (type.namespaced && !namespace) {
+      return refuse({ by: "API server", message: `namespaces "${input.metadata.namespace}" not found` });
+    }
+    // Cluster API's own webhook (validation.ipaddressclaim.ipam.cluster.x-k8s.io) keeps a claim's spec as created.
+    if (existing?.kind === "IPAddressClaim" && canonical(existing.spec) !== canonical(next.spec)) {
+      return refuse({
+        by: "webhook validation.ipaddressclaim.ipam.cluster.x-k8s.io",
+        message: "spec: Forbidden: the spec of IPAddressClaim is immutable",
+      });
+    }
+    const own = KINDS.get(`${input.apiVersion}/${input.kind}`);
+    if (own) {
+      const verdict = judge(KINDS, next as ManifestObject, existing as ManifestObject | undefined);
+      if (!verdict.ok) return refuse({ by: "schema", message: verdict.message });
+      next = verdict.object as Obj;
+    }
+    const refusal = await admit(
+      POLICIES,
+      WEBHOOKS,
+      {
+        type,
+        op: existing ? "UPDATE" : "CREATE",
+        object: next,
+        oldObject: existing,
+        namespace,
+        ...(own ? { schema: own.schema } : {}),
+      },
+      this.webhookCall(),
+      { dryRun: false },
+    );
+    if (refusal) {
+      this.options.log?.(
+        `#${this.step} ${existing ? "update" : "create"} ${objectId(next)}: refused by ${refusal.by}: ${
+          refusal.message.slice(0, 300)
+        }`,
+      );
+      return refuse(refusal);
+    }
+    try {
+      const stored = existing ? this.api.update(next) : this.api.create(next);
+      this.options.log?.(
+        `#${this.step} ${existing ? "update" : "create"} ${objectId(next)} ${
+          JSON.stringify({
+            labels: next.metadata.labels,
+            annotations: next.metadata.annotations,
+            spec: next.spec,
+          })
+        }`,
+      );
+      this.admitted++;
+      if (stored.kind === "TenantCluster") this.invariants.admittedCluster(this.api, stored, existing);
+      return undefined;
+    } catch (e) {
+      if (e instanceof ApiError) return refuse({ by: "API server", message: e.message });
+      throw e;
+    }
+  }
+
+  /** A user's delete: the DELETE webhooks asked first (failurePolicy as configured), then the API server. */
+  async remove(id: string): Promise<void> {
+    const stored = this.api.get(id);
+    if (!stored) return;
+    const type = RESOURCES.ofKind(stored.apiVersion, stored.kind)!;
+    const group = stored.apiVersion.includes("/") ? stored.apiVersion.split("/")[0]! : "";
+    const version = stored.apiVersion.split("/").at(-1)!;
+    for (const hook of WEBHOOKS) {
+      const matches = hook.rules.some((r) =>
+        r.apiGroups.includes(group) && r.operations.includes("DELETE") && r.resources.includes(type.resource)
+      );
+      if (!matches) continue;
+      const answer = await this.webhookCall()(hook.path, {
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        request: {
+          uid: `delete-${this.step}`,
+          kind: { group, version, kind: type.kind },
+          resource: { group, version, resource: type.resource },
+          name: stored.metadata.name,
+          ...(stored.metadata.namespace ? { namespace: stored.metadata.namespace } : {}),
+          operation: "DELETE",
+          userInfo: { username: "sim-user", groups: ["system:authenticated"] },
+          object: null,
+          oldObject: stored,
+          dryRun: false,
+        },
+      });
+      if (answer.status !== 200) {
+        if (hook.failurePolicy === "Ignore") continue;
+        this.refused++;
+        return;
+      }
+      if (!answer.body.response?.allowed) {
+        this.refused++;
+        return;
+      }
+    }
+    this.options.log?.(`#${this.step} delete ${id}`);
+    this.api.delete(id);
+  }
+
+  async run([kind, a, b]: Op): Promise<void> {
+    this.step++;
+    const name = OP_KINDS[kind]![0] as OpKind;
+    switch (name) {
+      case "deliver": {
+        const lagging = this.mc.lagging();
+        if (lagging.length) this.mc.deliver(lagging[a % lagging.length]!);
+        return;
+      }
+      case "duplicate-event": {
+        const kinds = this.mc.lagging();
+        if (kinds.length) {
+          this.fault(name);
+          this.mc.deliver(kinds[a % kinds.length]!, true);
+        }
+        return;
+      }
+      case "sync":
+        return await this.syncOp(a, b);
+      case "user":
+        return await this.userOp(a, b);
+      case "housekeep":
+        this.api.housekeep();
+        return;
+      case "tick":
+        this.clockMs += 1000 * (1 + (a % 30));
+        this.mc.tick();
+        return;
+      case "clock-jump":
+        this.fault(name);
+        this.clockMs += 1000 * [300, 660, 3600][a % 3]!;
+        this.mc.tick();
+        return;
+      case "metacontroller-restart":
+        this.fault(name);
+        this.mc.restart();
+        return;
+      case "service-restart":
+        this.fault(name);
+        this.startService();
+        return;
+      case "webhook-down":
+        this.fault(name);
+        this.webhookDownUntil = this.step + 1 + (a % 40);
+        return;
+      case "webhook-slow":
+        this.fault(name);
+        this.webhookSlowNext = true;
+        return;
+      case "finalizer-removed":
+        return this.stripFinalizers(a);
+      case "recreate":
+        return await this.recreate(a, b);
+      case "unreadable-parent":
+        return this.corrupt(a);
+    }
+  }
+
+  async syncOp(a: number, b: number): Promise<void> {
+    const keys = [...this.mc.queue];
+    if (!keys.length) return;
+    const roll = b % 100;
+    const fault: SyncFault = roll < 2
+      ? "hook-error"
+      : roll < 4
+      ? "hook-timeout"
+      : roll < 7
+      ? "write-lost"
+      : roll < 10
+      ? "conflict"
+      : "none";
+    if (fault !== "none") this.fault(fault);
+    await this.sync(keys[a % keys.length]!, fault, (b >>> 8) % 4);
+  }
+
+  async sync(key: string, fault: SyncFault, cut: number): Promise<void> {
+    this.syncs++;
+    const outcome = await this.mc.syncOne(key, this.call, fault, cut);
+    this.options.log?.(
+      `#${this.step} sync ${key.replace("\t", " ")}${fault === "none" ? "" : ` (${fault})`}${
+        outcome.error ? `: ${outcome.error.slice(0, 200)}` : ""
+      }${
+        outcome.dropped.length
+          ? ` dropped ${outcome.dropped.map(objectId).join(", ")}; ${
+            JSON.stringify(this.api.peek(outcome.parent)?.status ?? {})
+          }`
+          : ""
+      }`,
+    );
+    this.invariants.synced(this.api, outcome);
+  }
+
+  async userOp(a: number, b: number): Promise<void> {
+    const team = w.TEAMS[b % 3]!;
+    const ns = `team-${team}`;
+    const cluster = w.CLUSTERS[(b >>> 2) % 4]!;
+    switch (a % 13) {
+      case 0:
+        await this.apply(w.team(team, b >>> 4));
+        return;
+      case 1: {
+        const t = this.api.get(`butler.butlerlabs.dev/Team//${team}`);
+        if (t) await this.apply({ ...t, spec: w.team(team, b >>> 4).spec });
+        return;
+      }
+      case 2:
+        if ((b >>> 10) % 4 === 0) await this.remove(`butler.butlerlabs.dev/Team//${team}`);
+        return;
+      case 3:
+      case 4:
+        await this.apply(w.tenantCluster(ns, cluster, b >>> 4));
+        return;
+      case 5:
+        return this.migrate(ns, cluster);
+      case 6:
+        await this.remove(`butler.butlerlabs.dev/TenantCluster/${ns}/${cluster}`);
+        return;
+      case 7:
+      case 8: {
+        const c = this.api.get(`butler.butlerlabs.dev/TenantCluster/${ns}/${cluster}`);
+        if (!c) return;
+        const services = (b >>> 8) % 5;
+        await this.apply(w.inventory(c, services, Math.min(services, (b >>> 11) % 3), this.api.now()));
+        return;
+      }
+      case 9:
+        if ((b >>> 12) % 2) await this.apply(w.handAllocation(ns, b >>> 4));
+        else await this.remove(`butler.butlerlabs.dev/IPAllocation/${ns}/hand-${(b >>> 12) % 3}`);
+        return;
+      case 10: {
+        const p = w.POOLS[(b >>> 4) % 4]!;
+        await this.apply(w.pool(p, b >>> 6, (b >>> 8) % 2 === 1));
+        return;
+      }
+      case 11: {
+        const p = w.POOLS[(b >>> 4) % 4]!;
+        if ((b >>> 10) % 3 === 0) {
+          await this.remove(`butler.butlerlabs.dev/NetworkPool/${w.poolNamespace(p)}/${p}`);
+        }
+        return;
+      }
+      case 12:
+        if ((b >>> 12) % 3) await this.apply(w.claim(b >>> 4));
+        else {await this.remove(
+            `ipam.cluster.x-k8s.io/IPAddressClaim/${w.CAPI_NAMESPACE}/node-${(b >>> 4) % 4}`,
+          );}
+        return;
+    }
+  }
+
+  /** An environment migration: the label moved with the migration annotation set, then the annotation removed. */
+  async migrate(ns: string, name: string): Promise<void> {
+    const c = this.api.get(`butler.butlerlabs.dev/TenantCluster/${ns}/${name}`);
+    if (!c || c.metadata.deletionTimestamp) return;
+    const env = c.metadata.labels?.["butler.butlerlabs.dev/environment"] === "dev" ? "prod" : "dev";
+    const key = "butler.butlerlabs.dev/migration-operation";
+    const moved = await this.apply({
+      ...c,
+      metadata: {
+        ...c.metadata,
+        labels: { ...c.metadata.labels, "butler.butlerlabs.dev/environment": env },
+        annotations: { ...c.metadata.annotations, [key]: "true" },
+      },
+    });
+    const after = this.api.get(objectId(c));
+    if (moved || !after) return;
+    const annotations = { ...after.metadata.annotations };
+    delete annotations[key];
+    await this.apply({ ...after, metadata: { ...after.metadata, annotations } });
+  }
+
+  /** Someone removes every finalizer of an object that has some (by hand, past admission's reach). */
+  stripFinalizers(a: number): void {
+    const held = this.api.all().filter((o) =>
+      o.apiVersion.startsWith("butler.") && (o.metadata.finalizers ?? []).length
+    );
+    if (!held.length) return;
+    this.fault("finalizer-removed");
+    const o = structuredClone(held[a % held.length]!);
+    o.metadata.finalizers = [];
+    delete o.metadata.resourceVersion;
+    this.api.update(o);
+  }
+
+  /**
+   * A Team or TenantCluster stored with a spec no hook can read (written before a schema tightened, or by hand
+   * past admission): its hooks must fail, or keep every child.
+   */
+  corrupt(a: number): void {
+    const parents = this.api.all().filter((o) =>
+      (o.kind === "TenantCluster" || o.kind === "Team") && !o.metadata.deletionTimestamp
+    );
+    if (!parents.length) return;
+    this.fault("unreadable-parent");
+    const o = structuredClone(parents[a % parents.length]!);
+    if (o.kind === "Team") o.spec.resourceLimits = { ...o.spec.resourceLimits, maxClusters: "lots" };
+    else o.spec.workers = { ...o.spec.workers, replicas: "many" };
+    delete o.metadata.resourceVersion;
+    this.invariants.corrupted(this.api.update(o));
+  }
+
+  /** An object deleted and created again under the same name at once (a new UID), as GitOps tools do. */
+  async recreate(a: number, b: number): Promise<void> {
+    const kinds = ["TenantCluster", "IPAllocation", "NetworkPool", "LoadBalancerInventory", "IPAddressClaim"];
+    const objects = this.api.all().filter((o) => kinds.includes(o.kind) && !o.metadata.deletionTimestamp);
+    if (!objects.length) return;
+    this.fault("recreate");
+    const o = objects[a % objects.length]!;
+    const { status: _s, ...rest } = structuredClone(o);
+    const { name, namespace, labels, annotations } = rest.metadata;
+    await this.remove(objectId(o));
+    if (b % 2) this.api.housekeep();
+    await this.apply({ ...rest, metadata: { name, namespace, labels, annotations } } as Obj);
+  }
+
+  check(done: number): Violation | undefined {
+    return this.invariants.observe(this.api, this.clockMs, done);
+  }
+
+  /** Everything pending done in a fixed order: events delivered, housekeeping, the queue synced, first to last. */
+  async drain(limit: number): Promise<boolean> {
+    for (let n = 0; n < limit; n++) {
+      this.quietSteps++;
+      const lagging = this.mc.lagging();
+      if (lagging.length) {
+        this.mc.deliver(lagging[0]!);
+        continue;
+      }
+      if (this.api.housekeep()) continue;
+      const first = this.mc.queue.values().next();
+      if (first.done) return true;
+      await this.sync(first.value, "none", 0);
+    }
+    return false;
+  }
+
+  /**
+   * Faults stop: the webhook is back, and every parent is synced pass after pass (two minutes apart, so that
+   * cooldowns and delayed resyncs come due) until a pass after the tenth minute changes nothing.
+   */
+  async quiet(passes: number, done: number): Promise<Violation | undefined> {
+    this.webhookDownUntil = 0;
+    this.webhookSlowNext = false;
+    const started = this.clockMs;
+    for (let pass = 0; pass < passes; pass++) {
+      const before = this.api.changes;
+      if (!await this.drain(50_000)) break;
+      const v = this.check(done);
+      if (v) return v;
+      if (this.api.changes === before && this.clockMs - started > 12 * 60_000) {
+        return this.invariants.settled(this.api, done);
+      }
+      this.clockMs += 120_000;
+      this.mc.tick();
+      this.mc.enqueueAll();
+    }
+    return { step: done, invariant: "convergence", message: `no fixed point after ${passes} quiet passes` };
+  }
+
+  result(done: number, violation: Violation | undefined): SimResult {
+    const counts = {
+      ops: done,
+      quietSteps: this.quietSteps,
+      syncs: this.syncs,
+      hookCalls: this.hookCalls,
+      admitted: this.admitted,
+      refused: this.refused,
+      faults: Object.fromEntries(Object.entries(this.faults).sort()),
+    };
+    const state = canonical({ objects: this.api.all(), counts });
+    const digest = [0x811c9dc5, 0x01000193].map((s) => fnv1a32(state, s).toString(16).padStart(8, "0")).join(
+      "",
+    );
+    return { ...counts, ...(violation ? { violation } : {}), digest };
+  }
+}
+
+/** The webhook's API client over the simulated API server: reads, and writes with their preconditions. */
+function simKube(api: ApiServer): KubeClient {
+  const typeOf = (path: string) => {
+    const p = apiPath(path);
+    const type = p && api.resources.ofResource(p.group, p.resource);
+    if (!p || !type) throw new Error(`sim: ${path} is not served`);
+    return { p, type };
+  };
+  return {
+    get(path: string) {
+      const { p, type } = typeOf(path);
+      const id = `${type.apiVersion.includes("/") ? type.apiVersion.split("/")[0] : ""}/${type.kind}/${
+        p.namespace ?? ""
+      }/${p.name}`;
+      return Promise.resolve(api.get(id));
+    },
+    list(path: string, options: { labelSelector?: string } = {}) {
+      const { p, type } = typeOf(path);
+      const selector = Object.fromEntries(
+        (options.labelSelector ?? "").split(",").filter(Boolean).map((t) =>
+          t.split(/==?/) as [string, string]
+        ),
+      );
+      return Promise.resolve(
+        api.ofKind(type.apiVersion, type.kind).filter((o) =>
+          (p.namespace === undefined || o.metadata.namespace === p.namespace) &&
+          matchesSelector(o.metadata.labels, { matchLabels: selector })
+        ).map((o) => structuredClone(o)),
+      );
+    },
+    write(method: "POST" | "PUT", path: string, body: unknown) {
+      try {
+        return Promise.resolve(method === "POST" ? api.create(body as Obj) : api.update(body as Obj));
+      } catch (e) {
+        return Promise.reject(e instanceof ApiError ? kubeError(e, path) : e);
+      }
+    },
+  };
+}
+
+function kubeError(e: ApiError, path: string): Error {
+  return new KubeApiError(e.code, e.reason, e.message, path);
+}
