@@ -31,7 +31,8 @@ interface Release {
   readonly start: bigint;
   readonly end: bigint;
   readonly at: number;
-  readonly cooldownMs: number;
+  /** The shortest cooldown the pool has had since: lowering it frees what cooled that long, raising it again does not. */
+  cooldownMs: number;
 }
 
 const rangeText = (g: PoolGrant) =>
@@ -182,6 +183,12 @@ export class Invariants {
       now.set(`${pool.metadata.uid}/${g.uid}`, { grant: g, pool: pool.metadata.uid });
     }
     const byUid = new Map(allocations.map((a) => [a.metadata.uid as string, a]));
+    for (const pool of pools) {
+      const current = 1000 * (pool.spec.releaseCooldownSeconds ?? 0);
+      for (const r of this.#releases.get(pool.metadata.uid) ?? []) {
+        r.cooldownMs = Math.min(r.cooldownMs, current);
+      }
+    }
     for (const [key, held] of this.#held) {
       const after = now.get(key);
       if (after) {
@@ -222,11 +229,7 @@ export class Invariants {
     }
     for (const [key, held] of now) {
       if (this.#held.has(key)) continue;
-      const pool = pools.find((p) => p.metadata.uid === held.pool)!;
-      const current = 1000 * (pool.spec.releaseCooldownSeconds ?? 0);
-      const list = (this.#releases.get(held.pool) ?? []).filter((r) =>
-        r.at + Math.min(r.cooldownMs, current) > clockMs
-      );
+      const list = (this.#releases.get(held.pool) ?? []).filter((r) => r.at + r.cooldownMs > clockMs);
       this.#releases.set(held.pool, list);
       const hit = list.find((r) =>
         r.family === held.grant.family && r.start <= BigInt(held.grant.range.end) &&
@@ -238,7 +241,7 @@ export class Invariants {
           invariant: "cooldown",
           message: `${held.grant.pool} granted ${rangeText(held.grant)} to ${held.grant.uid} ${
             (clockMs - hit.at) / 1000
-          } s after releasing it, within its cooldown of ${Math.min(hit.cooldownMs, current) / 1000} s`,
+          } s after releasing it, within its cooldown of ${hit.cooldownMs / 1000} s`,
         };
       }
     }
