@@ -33,6 +33,7 @@ import { ApiError, ApiServer, type WatchEvent } from "./api_server.ts";
 import { Invariants, type Violation } from "./invariants.ts";
 import { Metacontroller, type SyncFault } from "./metacontroller.ts";
 import { rng } from "./rng.ts";
+import type { Action } from "./scenario.ts";
 import * as w from "./workload.ts";
 
 /** One operation: its kind (an index into {@linkcode OP_KINDS}) and two random 32-bit numbers. */
@@ -101,6 +102,8 @@ export interface SimOptions {
   readonly watch?: (step: number, event: WatchEvent) => void;
   /** Called with every object at the end (tests look at what the run built). */
   readonly end?: (objects: readonly Obj[]) => void;
+  /** `empty`: no pools, providers or teams to start with (a scenario brings its own). */
+  readonly world?: "default" | "empty";
 }
 
 const START = Date.parse("2026-11-27T00:00:00Z");
@@ -207,6 +210,7 @@ class Simulation {
     for (const ns of ["default", "kube-system", "butler-system", w.CAPI_NAMESPACE]) {
       this.api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
     }
+    if (this.options.world === "empty") return;
     this.api.create(w.credentials());
     for (const [i, p] of ["p0", "p1", "nodes"].entries()) await this.apply(w.pool(p, i));
     for (const p of w.PROVIDERS) await this.apply(w.provider(p));
@@ -626,6 +630,55 @@ class Simulation {
     return { ...counts, ...(violation ? { violation } : {}), digest };
   }
 }
+
+/** What a scenario did in the simulator: each write's refusal (or `undefined`), and the state at the end. */
+export interface ScenarioRun {
+  readonly refusals: readonly (string | undefined)[];
+  /** Every object once the write before converged, write by write. */
+  readonly after: readonly (readonly Obj[])[];
+}
+
+/**
+ * Runs a scenario's writes one at a time, each followed by convergence (events delivered, the queue synced, the
+ * cluster's own controllers run, until a full pass changes nothing), without faults: what the real controller tier
+ * does with the same writes (`tests/e2e/sim_replay.e2e.ts`).
+ */
+export async function replayScenario(actions: readonly Action[]): Promise<ScenarioRun> {
+  const sim = new Simulation({ world: "empty" });
+  await sim.setUp();
+  const refusals: (string | undefined)[] = [];
+  const after: Obj[][] = [];
+  for (const action of actions) {
+    sim.step++;
+    if ("apply" in action) {
+      refusals.push((await sim.apply(action.apply))?.message);
+    } else {
+      const { kind, namespace, name } = action.delete;
+      const type = [...RESOURCES_BY_KIND].find(([k]) => k === kind)?.[1];
+      await sim.remove(`${type}/${kind}/${namespace ?? ""}/${name}`);
+      refusals.push(undefined);
+    }
+    for (let pass = 0; pass < 10; pass++) {
+      const before = sim.api.changes;
+      await sim.drain(50_000);
+      sim.mc.enqueueAll();
+      await sim.drain(50_000);
+      if (sim.api.changes === before) break;
+    }
+    after.push(structuredClone(sim.api.all()));
+  }
+  return { refusals, after };
+}
+
+/** The API group of each kind a scenario deletes. */
+const RESOURCES_BY_KIND = new Map([
+  ["Team", "butler.butlerlabs.dev"],
+  ["TenantCluster", "butler.butlerlabs.dev"],
+  ["IPAllocation", "butler.butlerlabs.dev"],
+  ["NetworkPool", "butler.butlerlabs.dev"],
+  ["ProviderConfig", "butler.butlerlabs.dev"],
+  ["Secret", ""],
+]);
 
 /** The webhook's API client over the simulated API server: reads, and writes with their preconditions. */
 function simKube(api: ApiServer): KubeClient {
