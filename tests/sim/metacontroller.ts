@@ -1,5 +1,5 @@
 /**
- * The simulator's Metacontroller (v4.17.2, docs/performance.md#the-simulation-tier states each assumption with its
+ * The simulator's Metacontroller (v4.17.2, docs/simulation.md#metacontroller-as-the-simulator-assumes-it states each assumption with its
  * source): one informer per kind fed by watch events the simulation delivers one at a time (so caches lag, and
  * events of different kinds interleave as the simulation chooses), a work queue of parent keys per controller
  * (duplicates merged, order chosen by the simulation), the customize cache by parent UID and generation, and a sync

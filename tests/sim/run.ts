@@ -1,7 +1,7 @@
 /**
  * `deno task test:sim`: the deterministic simulation tier. Runs seeds in workers, each a generated list of
  * operations through the simulated API server and Metacontroller and the real hooks and webhooks, with faults and
- * the invariants checked after every operation (docs/performance.md#the-simulation-tier).
+ * the invariants checked after every operation (docs/simulation.md).
  *
  *   npx -y deno@2.9.6 task test:sim [--seed=1] [--ops=100000] [--per-seed=2000] [--workers=2] [--json=FILE]
  *                                   [--shrink-runs=300] [--failures=DIR]
