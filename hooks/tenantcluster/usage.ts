@@ -47,9 +47,30 @@ export function covers(stored: Load, reserved: Load): boolean {
     stored.env === reserved.env && stored.owner === reserved.owner && stored.provider === reserved.provider;
 }
 
-/** Whether two loads are placed alike: environment, owner and provider. */
-export function samePlace(a: Load, b: Load): boolean {
-  return a.env === b.env && a.owner === b.owner && a.provider === b.provider;
+/** Where a stored cluster still counts while its fresh reservation moves it. */
+export interface StillPlaced {
+  /** Its environment, when the reservation moves it to another. */
+  readonly env?: string;
+  /** Its member's count in its environment (`[env, owner]`), when the reservation moves it or hands it over. */
+  readonly member?: readonly [string, string];
+}
+
+/**
+ * Where a stored cluster still counts while its fresh reservation moves it to another environment or hands it to
+ * another owner (the reservation may be of an update the API server never stored); `undefined` when it does not
+ * move. The provider is not compared: admission resolves a stored cluster's provider from its recorded status and a
+ * new one's from the Team's defaults, so the two keys may differ for the same cluster.
+ *
+ * @example
+ * ```ts
+ * stillPlaced({ ...load, env: "prod", owner: "c" }, { ...load, env: "dev", owner: "c" }); // { env: "prod", member: ["prod", "c"] }
+ * ```
+ */
+export function stillPlaced(stored: Load, reserved: Load): StillPlaced | undefined {
+  if (stored.env === undefined) return undefined;
+  const member = stored.owner === undefined ? undefined : [stored.env, stored.owner] as const;
+  if (reserved.env !== stored.env) return { env: stored.env, ...(member ? { member } : {}) };
+  return member && reserved.owner !== stored.owner ? { member } : undefined;
 }
 
 /** A stored cluster with a fresh reservation of its own: the reservation's labels, the larger of each dimension. */
@@ -105,11 +126,6 @@ class Tally {
       this.nanos[d] += sign > 0 ? v.nanos : -v.nanos;
       if (v.binary) this.binaries[d] += sign;
     }
-    this.place(l, sign);
-  }
-
-  /** Counts a load where it is placed only: on its provider, in its environment, for its owner; not in totals. */
-  place(l: Load, sign: 1 | -1 = 1): void {
     if (l.provider !== undefined) {
       const p = this.providers.get(l.provider);
       if (p) {
@@ -123,6 +139,15 @@ class Tally {
         const k = memberKey(l.env, l.owner);
         this.members.set(k, (this.members.get(k) ?? 0) + sign);
       }
+    }
+  }
+
+  /** Counts where a moving cluster still is: its environment and its member's count there, not the totals. */
+  still(p: StillPlaced): void {
+    if (p.env !== undefined) this.envs.set(p.env, (this.envs.get(p.env) ?? 0) + 1);
+    if (p.member) {
+      const k = memberKey(...p.member);
+      this.members.set(k, (this.members.get(k) ?? 0) + 1);
     }
   }
 }
@@ -149,13 +174,13 @@ function layered(base: Tally, delta: Tally): Usage {
 }
 
 /**
- * The usage of a list of loads, as counted one by one, and of loads counted only where they are placed (a cluster
- * moving elsewhere, where it still is).
+ * The usage of a list of loads, as counted one by one, and where clusters moving elsewhere still are
+ * ({@linkcode stillPlaced}).
  */
-export function usageOfLoads(loads: Iterable<Load>, placed: Iterable<Load> = []): Usage {
+export function usageOfLoads(loads: Iterable<Load>, still: Iterable<StillPlaced> = []): Usage {
   const t = new Tally();
   for (const l of loads) t.add(l);
-  for (const l of placed) t.place(l);
+  for (const p of still) t.still(p);
   return layered(t, new Tally());
 }
 
@@ -194,8 +219,8 @@ export function indexClusters(clusters: readonly CountedCluster[]): ClusterIndex
 
 /**
  * The loads the team already uses, apart from `self`: every TenantCluster that exists and is not being deleted
- * (with a fresh reservation of its own, the larger of the two per dimension: a scale-up in flight; one that places it
- * elsewhere counts it in both places, once in the totals: a move in flight), and every
+ * (with a fresh reservation of its own, the larger of the two per dimension: a scale-up in flight; one that moves it
+ * to another environment or owner counts it in both, once in the totals: a move in flight), and every
  * fresh reservation whose cluster has not appeared yet. With a view that may lag (`live` false), every reservation
  * whose cluster is not in it counts, however old.
  *
@@ -225,7 +250,8 @@ export function usageOf(
     delta.add(c.load, -1);
     delta.add(larger(c.load, reserved));
     // A move in flight counts where the cluster is too: its reservation may be of an update never stored.
-    if (!samePlace(c.load, reserved)) delta.place(c.load);
+    const still = stillPlaced(c.load, reserved);
+    if (still) delta.still(still);
   }
   return layered(index.stored, delta);
 }

@@ -2,7 +2,7 @@
  * The team's usage as admission counts it: `usageOf`, which adds the ledger to totals counted once per view of the
  * clusters, says exactly what counting every load one by one says (the rule as docs/design.md#race-free-quotas states
  * it: every stored cluster not being deleted, the larger of it and its fresh reservation (counted where it is too when
- * the reservation places it elsewhere), every fresh reservation
+ * the reservation moves it to another environment or owner), every fresh reservation
  * whose cluster is not stored, every reservation not in a lagging view, apart from the cluster under review), in
  * every figure the limits read: clusters, nodes, each quantity's sum and whether it prints binary, on each provider,
  * in each environment, of each member.
@@ -17,7 +17,7 @@ import {
   type QuotaLedger,
   type Reservation,
   reservationFresh,
-  samePlace,
+  type StillPlaced,
   type Usage,
   usageOf,
   usageOfLoads,
@@ -65,10 +65,10 @@ function reference(
   ledger: QuotaLedger,
   self: string,
   live: boolean,
-): { loads: Load[]; placed: Load[] } {
+): { loads: Load[]; placed: StillPlaced[] } {
   const max = (a: Quantity, b: Quantity) => compare(a, b) >= 0 ? a : b;
   const out: Load[] = [];
-  const placed: Load[] = [];
+  const placed: StillPlaced[] = [];
   for (const c of clusters) {
     if (c.name === self || c.deleting) continue;
     const r = ledger.reservations.get(c.name);
@@ -77,7 +77,15 @@ function reference(
       continue;
     }
     const l = loadOf(r);
-    if (!samePlace(c.load, l)) placed.push(c.load);
+    // Where a cluster moving to another environment or owner still is (the provider is not compared).
+    if (c.load.env !== undefined && c.load.env !== l.env) {
+      placed.push({
+        env: c.load.env,
+        ...(c.load.owner !== undefined ? { member: [c.load.env, c.load.owner] } : {}),
+      });
+    } else if (c.load.env !== undefined && c.load.owner !== undefined && c.load.owner !== l.owner) {
+      placed.push({ member: [c.load.env, c.load.owner] });
+    }
     out.push({
       ...l,
       nodes: Math.max(c.load.nodes, l.nodes),
