@@ -143,12 +143,42 @@ function ours(o: Obj): boolean {
     o.metadata.name.startsWith("team-sim-");
 }
 
+/** `a.b.c.d` as a number, for sorting and merging IPv4 ranges. */
+const v4 = (a: string) => a.split(".").reduce((n, p) => n * 256 + Number(p), 0);
+
 /**
- * The state both worlds are compared by, one line per object that matters: Teams and TenantClusters with their
- * phase, IPAllocations with their phase and range, the pool's counts, the team namespaces.
+ * The addresses a TenantCluster's allocations hold, merged into ranges. Which of one sync's allocations the pool
+ * grants first depends on which it sees first (Metacontroller creates a sync's children in no set order), so the
+ * comparison is of what each cluster holds, not of which of its allocations holds what.
+ */
+function held(objects: readonly Obj[]): Map<string, string> {
+  const by = new Map<string, [number, number][]>();
+  for (const a of objects) {
+    const tenant = a.metadata.labels?.["butler.butlerlabs.dev/tenant"];
+    if (a.kind !== "IPAllocation" || !tenant || a.status?.phase !== "Allocated") continue;
+    const key = `${a.metadata.namespace}/${tenant}`;
+    by.set(key, [...(by.get(key) ?? []), [v4(a.status.startAddress), v4(a.status.endAddress)]]);
+  }
+  const text = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
+  return new Map([...by].map(([key, ranges]) => {
+    const merged: [number, number][] = [];
+    for (const [s, e] of ranges.sort((x, y) => x[0] - y[0])) {
+      const last = merged.at(-1);
+      if (last && s <= last[1] + 1) last[1] = Math.max(last[1], e);
+      else merged.push([s, e]);
+    }
+    return [key, merged.map(([s, e]) => `${text(s)}-${text(e)}`).join(",")];
+  }));
+}
+
+/**
+ * The state both worlds are compared by, one line per object that matters: Teams with their phase, TenantClusters
+ * with their phase and the addresses they hold, IPAllocations with their phase and size (a hand-made one with its
+ * range), the pool's counts, the team namespaces.
  */
 export function snapshot(objects: readonly Obj[]): string[] {
   const out: string[] = [];
+  const holds = held(objects);
   for (const o of objects.filter(ours)) {
     const at = `${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}`;
     const s = o.status ?? {};
@@ -156,8 +186,13 @@ export function snapshot(objects: readonly Obj[]): string[] {
     const lines: Record<string, () => string | undefined> = {
       Team: () => `Team ${at} ${s.phase}${gone}`,
       TenantCluster: () =>
-        `TenantCluster ${at} ${s.phase} ${o.metadata.labels?.["butler.butlerlabs.dev/environment"]}${gone}`,
-      IPAllocation: () => `IPAllocation ${at} ${s.phase} ${s.startAddress}-${s.endAddress}${gone}`,
+        `TenantCluster ${at} ${s.phase} ${o.metadata.labels?.["butler.butlerlabs.dev/environment"]} holds ${
+          holds.get(at) ?? "nothing"
+        }${gone}`,
+      IPAllocation: () =>
+        `IPAllocation ${at} ${s.phase} ${
+          o.spec.pinnedRange ? `${s.startAddress}-${s.endAddress}` : `${s.allocatedCount ?? 0} addresses`
+        }${gone}`,
       NetworkPool: () => `NetworkPool ${at} ${s.allocatedIPs}/${s.totalIPs} in ${s.allocationCount}${gone}`,
       Namespace: () => (o.metadata.name.startsWith("team-sim-") ? `Namespace ${at}${gone}` : undefined),
     };

@@ -14,15 +14,15 @@ Deno.test("scenario: refused where it says, and the end state it builds to", asy
     assert.match(run.refusals[i]!, /tenantclusters\.admission\.butler\.butlerlabs\.dev/);
   }
   assert.deepEqual(snapshot(run.after.at(-1)!), [
-    "IPAllocation team-sim-a/c1-lb Allocated 10.78.8.11-10.78.8.12",
-    "IPAllocation team-sim-a/c1-nodes Allocated 10.78.8.13-10.78.8.17",
-    // c0's addresses, released when it was deleted, went to c2 (the pool has no cooldown).
-    "IPAllocation team-sim-a/c2-lb Allocated 10.78.8.4-10.78.8.5",
-    "IPAllocation team-sim-a/c2-nodes Allocated 10.78.8.6-10.78.8.10",
+    "IPAllocation team-sim-a/c1-lb Allocated 2 addresses",
+    "IPAllocation team-sim-a/c1-nodes Allocated 5 addresses",
+    "IPAllocation team-sim-a/c2-lb Allocated 2 addresses",
+    "IPAllocation team-sim-a/c2-nodes Allocated 5 addresses",
     "Namespace team-sim-a",
     "NetworkPool butler-system/sim-pool 14/59 in 4",
     "Team sim-a Ready",
-    "TenantCluster team-sim-a/c1 Ready prod",
-    "TenantCluster team-sim-a/c2 Ready dev",
+    "TenantCluster team-sim-a/c1 Ready prod holds 10.78.8.11-10.78.8.17",
+    // c0's addresses, released when it was deleted, went to c2 (the pool has no cooldown).
+    "TenantCluster team-sim-a/c2 Ready dev holds 10.78.8.4-10.78.8.10",
   ]);
 });
