@@ -4,8 +4,8 @@
  * cluster must reach exactly the state the simulator reached after the same write (Teams and TenantClusters with their
  * phases, the addresses each cluster holds, IPAllocations and their sizes, the pool's counts, the team namespaces),
  * and every write the simulator's admission refused the API server refuses in the same words (docs/simulation.md).
- * Which of one sync's allocations the pool grants first depends on the order Metacontroller creates them in (Go's
- * map order, seen to differ between v4.16.0 and v4.17.2), so each cluster's addresses are compared as a whole.
+ * Which of one sync's allocations the pool grants first depends on the order Metacontroller creates them in (it
+ * walks Go maps: the order varies from run to run), so each cluster's addresses are compared as a whole.
  */
 import assert from "node:assert/strict";
 import { kubectl } from "../api/cluster.ts";
