@@ -214,10 +214,7 @@ function poolNotFound(related: readonly string[], poolKey: string, ns: string): 
  * another, being deleted) says so before any one refusal does.
  */
 function whyWaiting(
-  poolStatus: {
-    failures?: Record<string, unknown>;
-    conditions?: { type?: unknown; status?: unknown; reason?: unknown; message?: unknown }[];
-  },
+  poolStatus: PoolStatus,
   uid: unknown,
   poolKey: string,
 ): [string, string] {

@@ -134,22 +134,20 @@ class Tally {
       } else this.providers.set(l.provider, { clusters: sign, nodes: sign * l.nodes });
     }
     if (l.env !== undefined) {
-      this.envs.set(l.env, (this.envs.get(l.env) ?? 0) + sign);
-      if (l.owner !== undefined) {
-        const k = memberKey(l.env, l.owner);
-        this.members.set(k, (this.members.get(k) ?? 0) + sign);
-      }
+      bump(this.envs, l.env, sign);
+      if (l.owner !== undefined) bump(this.members, memberKey(l.env, l.owner), sign);
     }
   }
 
   /** Counts where a moving cluster still is: its environment and its member's count there, not the totals. */
   still(p: StillPlaced): void {
-    if (p.env !== undefined) this.envs.set(p.env, (this.envs.get(p.env) ?? 0) + 1);
-    if (p.member) {
-      const k = memberKey(...p.member);
-      this.members.set(k, (this.members.get(k) ?? 0) + 1);
-    }
+    if (p.env !== undefined) bump(this.envs, p.env, 1);
+    if (p.member) bump(this.members, memberKey(...p.member), 1);
   }
+}
+
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  counts.set(key, (counts.get(key) ?? 0) + by);
 }
 
 /** The usage of `base` and `delta` together. */

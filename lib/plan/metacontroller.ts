@@ -222,6 +222,53 @@ function answered(next: Obj, spec: ControllerSpec, res: any): Obj {
   return next;
 }
 
+/**
+ * A desired child as Metacontroller writes it: in the parent's namespace unless it names one, labelled
+ * `controller-uid` (a composite with `generateSelector`) or annotated with the decorator's name, and controlled by the
+ * parent.
+ */
+export function ownedChild(spec: ControllerSpec, parent: Obj, desired: Obj): Obj {
+  const child = structuredClone(desired);
+  child.metadata.namespace ??= parent.metadata.namespace;
+  if (spec.generateSelector) {
+    child.metadata.labels = { "controller-uid": parent.metadata.uid, ...child.metadata.labels };
+  } else if (spec.type === "decorator") {
+    child.metadata.annotations = {
+      ...child.metadata.annotations,
+      "metacontroller.k8s.io/decorator-controller": spec.name,
+    };
+  }
+  child.metadata.ownerReferences = [{
+    apiVersion: parent.apiVersion,
+    kind: parent.kind,
+    name: parent.metadata.name,
+    uid: parent.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  }];
+  return child;
+}
+
+/**
+ * An existing child updated in place by a desired one, as Metacontroller applies it: the desired fields replace
+ * (status aside), labels and annotations merge key by key, and the desired owner references replace.
+ */
+export function updatedInPlace(existing: Obj, desired: Obj): Obj {
+  const { metadata, status: _status, ...fields } = desired;
+  return {
+    ...existing,
+    ...fields,
+    metadata: {
+      ...existing.metadata,
+      labels: { ...existing.metadata.labels, ...metadata.labels },
+      ...(metadata.annotations || existing.metadata.annotations
+        ? { annotations: { ...existing.metadata.annotations, ...metadata.annotations } }
+        : {}),
+      ownerReferences: metadata.ownerReferences,
+    },
+  };
+}
+
 function manageChildren(
   store: Store,
   spec: ControllerSpec,
@@ -230,14 +277,6 @@ function manageChildren(
   desired: readonly Obj[],
 ): string | undefined {
   const errors: string[] = [];
-  const ref = {
-    apiVersion: parent.apiVersion,
-    kind: parent.kind,
-    name: parent.metadata.name,
-    uid: parent.metadata.uid,
-    controller: true,
-    blockOwnerDeletion: true,
-  };
   const wanted = new Set<string>();
   for (const d of desired) {
     const rule = spec.children.find((r) =>
@@ -249,17 +288,7 @@ function manageChildren(
       );
       continue;
     }
-    const child = structuredClone(d);
-    child.metadata.namespace ??= parent.metadata.namespace;
-    if (spec.generateSelector) {
-      child.metadata.labels = { "controller-uid": parent.metadata.uid, ...child.metadata.labels };
-    } else if (spec.type === "decorator") {
-      child.metadata.annotations = {
-        ...child.metadata.annotations,
-        "metacontroller.k8s.io/decorator-controller": spec.name,
-      };
-    }
-    child.metadata.ownerReferences = [ref];
+    const child = ownedChild(spec, parent, d);
     wanted.add(objectId(child));
     const existing = store.find(child);
     if (!existing) {
@@ -272,19 +301,7 @@ function manageChildren(
       continue;
     }
     if (owner && rule.method === "OnDelete") continue;
-    const { metadata, status: _status, ...fields } = child;
-    store.replace({
-      ...existing,
-      ...fields,
-      metadata: {
-        ...existing.metadata,
-        labels: { ...existing.metadata.labels, ...metadata.labels },
-        ...(metadata.annotations || existing.metadata.annotations
-          ? { annotations: { ...existing.metadata.annotations, ...metadata.annotations } }
-          : {}),
-        ownerReferences: [ref],
-      },
-    });
+    store.replace(updatedInPlace(existing, child));
   }
   for (const o of observed) {
     if (!wanted.has(objectId(o))) store.delete(o);

@@ -192,8 +192,24 @@ function hookCaller(store: Store, options: PlanOptions): HookCall {
     log: () => {},
     kube: storeClient(store),
   });
+  return appCaller(service.app);
+}
+
+/**
+ * A {@linkcode HookCall} over an app in process (`app.request()`): the body sent as JSON, the answer parsed as JSON,
+ * or kept as text when it is not.
+ *
+ * @example
+ * ```ts
+ * const call = appCaller(createApp(options).app);
+ * await call("/hooks/team/sync", request); // { status: 200, body: { children: [...], status: {...} } }
+ * ```
+ */
+export function appCaller(
+  app: { request(path: string, init: RequestInit): Response | Promise<Response> },
+): HookCall {
   return async (path, body) => {
-    const res = await service.app.request(path, {
+    const res = await app.request(path, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body),

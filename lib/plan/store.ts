@@ -66,14 +66,17 @@ export function serverDefaults(o: Obj): Obj {
   return { ...rest, type: rest.type ?? "Opaque", ...(Object.keys(data).length ? { data } : {}) };
 }
 
-/** Fields the API server owns: a change to them alone is no change of the object. */
-function comparable(o: Obj): string {
+/**
+ * An object without the fields the API server owns (`resourceVersion`), as canonical JSON: two that compare equal
+ * differ by no change.
+ */
+export function comparable(o: Obj): string {
   const { resourceVersion: _rv, ...metadata } = o.metadata;
   return canonical({ ...o, metadata });
 }
 
-/** Everything but metadata and status: what bumps `metadata.generation`. */
-function specOf(o: Obj): string {
+/** Everything but metadata and status, as canonical JSON: what bumps `metadata.generation` when it changes. */
+export function specOf(o: Obj): string {
   const { metadata: _m, status: _s, ...rest } = o;
   return canonical(rest);
 }

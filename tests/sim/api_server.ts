@@ -7,12 +7,13 @@
  * @module
  */
 import {
-  canonical,
+  comparable,
   groupOf,
   type Obj,
   objectId,
   type Resources,
   serverDefaults,
+  specOf,
 } from "../../lib/plan/mod.ts";
 
 /** An API error as a client sees it. */
@@ -35,16 +36,6 @@ export function kindKey(o: Pick<Obj, "apiVersion" | "kind">): string {
 
 /** Kinds with the status subresource: ours and Cluster API's. */
 const isCustom = (o: Obj) => /^(butler\.butlerlabs\.dev|ipam\.cluster\.x-k8s\.io)\//.test(o.apiVersion);
-
-function specOf(o: Obj): string {
-  const { metadata: _m, status: _s, ...rest } = o;
-  return canonical(rest);
-}
-
-function comparable(o: Obj): string {
-  const { resourceVersion: _rv, ...metadata } = o.metadata;
-  return canonical({ ...o, metadata });
-}
 
 /** The in-memory API server of a simulation. */
 export class ApiServer {

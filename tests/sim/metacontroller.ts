@@ -8,9 +8,17 @@
  *
  * @module
  */
-import { type ControllerSpec, groupOf, type HookCall, type Obj, objectId } from "../../lib/plan/mod.ts";
+import {
+  type ControllerSpec,
+  groupOf,
+  type HookCall,
+  matchesSelector,
+  type Obj,
+  objectId,
+  ownedChild,
+  updatedInPlace,
+} from "../../lib/plan/mod.ts";
 import { objectKey, type RelatedResourceRule } from "../../lib/contract/mod.ts";
-import { matchesSelector } from "../../lib/plan/mod.ts";
 import { ApiError, type ApiServer, kindKey, type WatchEvent } from "./api_server.ts";
 
 /** One kind's informer: its cache and the events not yet delivered. */
@@ -391,26 +399,8 @@ export class Metacontroller {
   ): void {
     const byId = new Map(observed.map((o) => [objectId(o), o]));
     const wanted = new Set<string>();
-    const prepared = desired.map((d) => {
-      const child = structuredClone(d);
-      child.metadata.namespace ??= parent.metadata.namespace;
-      if (spec.generateSelector) {
-        child.metadata.labels = { "controller-uid": parent.metadata.uid, ...child.metadata.labels };
-      }
-      if (spec.type === "decorator") {
-        child.metadata.annotations = { ...child.metadata.annotations, [DECORATOR]: spec.name };
-      }
-      child.metadata.ownerReferences = [{
-        apiVersion: parent.apiVersion,
-        kind: parent.kind,
-        name: parent.metadata.name,
-        uid: parent.metadata.uid,
-        controller: true,
-        blockOwnerDeletion: true,
-      }];
-      wanted.add(objectId(child));
-      return child;
-    });
+    const prepared = desired.map((d) => ownedChild(spec, parent, d));
+    for (const child of prepared) wanted.add(objectId(child));
     for (const o of observed) {
       if (o.metadata.deletionTimestamp || wanted.has(objectId(o))) continue;
       try {
@@ -443,21 +433,7 @@ export class Metacontroller {
             write(() => this.api.delete(objectId(seen), seen.metadata.uid));
           }
         } else {
-          const { metadata, status: _status, ...fields } = child;
-          write(() =>
-            this.api.update({
-              ...seen,
-              ...fields,
-              metadata: {
-                ...seen.metadata,
-                labels: { ...seen.metadata.labels, ...metadata.labels },
-                ...(metadata.annotations || seen.metadata.annotations
-                  ? { annotations: { ...seen.metadata.annotations, ...metadata.annotations } }
-                  : {}),
-                ownerReferences: metadata.ownerReferences,
-              },
-            })
-          );
+          write(() => this.api.update(updatedInPlace(seen, child)));
         }
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;

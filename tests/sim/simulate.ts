@@ -13,10 +13,12 @@ import { KubeApiError, type KubeClient } from "../../lib/kube/mod.ts";
 import {
   admit,
   apiPath,
+  appCaller,
   BUILTIN_RESOURCES,
   canonical,
   controllerSpecs,
   crdResources,
+  groupOf,
   type HookCall,
   matchesSelector,
   type Obj,
@@ -190,19 +192,10 @@ class Simulation {
       kube: simKube(this.api),
       admissionWrites: true,
     });
-    this.call = async (path, body) => {
+    const call = appCaller(service.app);
+    this.call = (path, body) => {
       this.hookCalls++;
-      const res = await service.app.request(path, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch { /* an error body that is not JSON stays text */ }
-      return { status: res.status, body: parsed };
+      return call(path, body);
     };
   }
 
@@ -317,8 +310,8 @@ class Simulation {
     const stored = this.api.get(id);
     if (!stored) return;
     const type = RESOURCES.ofKind(stored.apiVersion, stored.kind)!;
-    const group = stored.apiVersion.includes("/") ? stored.apiVersion.split("/")[0]! : "";
-    const version = stored.apiVersion.split("/").at(-1)!;
+    const group = groupOf(stored.apiVersion);
+    const version = stored.apiVersion.slice(group ? group.length + 1 : 0);
     for (const hook of WEBHOOKS) {
       const matches = hook.rules.some((r) =>
         r.apiGroups.includes(group) && r.operations.includes("DELETE") && r.resources.includes(type.resource)
@@ -654,8 +647,7 @@ export async function replayScenario(actions: readonly Action[]): Promise<Scenar
       refusals.push((await sim.apply(action.apply))?.message);
     } else {
       const { kind, namespace, name } = action.delete;
-      const type = [...RESOURCES_BY_KIND].find(([k]) => k === kind)?.[1];
-      await sim.remove(`${type}/${kind}/${namespace ?? ""}/${name}`);
+      await sim.remove(`${RESOURCES_BY_KIND.get(kind)}/${kind}/${namespace ?? ""}/${name}`);
       refusals.push(undefined);
     }
     for (let pass = 0; pass < 10; pass++) {
