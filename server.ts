@@ -30,6 +30,7 @@ import {
 import { ADMISSION_CACHE, ADMISSION_CACHE_WATCH } from "./lib/api/mod.ts";
 import type { EventSignal } from "./lib/signals/mod.ts";
 import type { WorkerInit } from "./worker.ts";
+import { VERSION } from "./lib/build/mod.ts";
 
 const processLog = createProcessLog();
 const log = processLog.info;
@@ -160,7 +161,8 @@ if (kube) {
 const inflight = createInflightTracker();
 const listening = (scheme: string, port: number, hostname: string) =>
   log({
-    msg: `butler hooks listening on ${scheme}://${hostname}:${port}`,
+    msg: `butler hooks ${VERSION} listening on ${scheme}://${hostname}:${port}`,
+    version: VERSION,
     port,
     routes: service.routes.length,
     clockOverride: config.clockOverride,
