@@ -103,7 +103,6 @@ export function chartYaml(version: string): string {
     type: "application",
     version,
     appVersion: version,
-    kubeVersion: ">=1.30.0-0",
     keywords: ["multi-tenancy", "ipam", "metacontroller", "cluster-api", "butler"],
     annotations: {
       "artifacthub.io/license": "Apache-2.0",

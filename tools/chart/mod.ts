@@ -24,7 +24,13 @@ export async function generateChart(root: string): Promise<Map<string, string>> 
   return new Map([...files].sort(([a], [b]) => a < b ? -1 : 1));
 }
 
-/** The base's kustomization with its image tag set to `version` (the tag the base renders, as the chart does). */
+/** The kustomizations whose `images` give `butler-hooks` its tag: the base, and the reporter's component. */
+export const IMAGE_TAG_FILES: readonly string[] = [
+  "manifests/kustomization.yaml",
+  "manifests/components/reporter/kustomization.yaml",
+];
+
+/** A kustomization with its image tag set to `version` (the tag the base renders, as the chart does). */
 export function withImageTag(kustomization: string, version: string): string {
   const tagged = kustomization.replace(
     /(images:\n {2}- name: butler-hooks\n {4}newTag: ).*/,
