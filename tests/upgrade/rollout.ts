@@ -77,8 +77,31 @@ export async function adoptIntoHelm(installed: Obj[]): Promise<void> {
   ], { stdin: refs });
 }
 
-/** `helm upgrade --install` of this tree's chart with the Cluster API component, pointed at the fleet. */
-export async function helmUpgrade(helm: string, fleet: Fleet, dir: string): Promise<string> {
+/** helm, as the test cluster's admin, with its caches in `dir`; fails with its output. */
+async function helm(
+  bin: string,
+  dir: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<string> {
+  const out = await new Deno.Command(bin, {
+    args: [...args, "--namespace", RELEASE.namespace, `--kubeconfig=${cluster().kubeconfig}`],
+    env: {
+      HELM_CACHE_HOME: `${dir}/helm-cache`,
+      HELM_CONFIG_HOME: `${dir}/helm-config`,
+      HELM_DATA_HOME: `${dir}/helm-data`,
+      ...env,
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  if (!out.success) throw new Error(`helm ${args[0]} failed:\n${text}`);
+  return text;
+}
+
+/** `helm upgrade --install` of `chart` with the Cluster API component, pointed at the fleet (a post-renderer). */
+export async function helmUpgrade(bin: string, fleet: Fleet, dir: string, chart: string): Promise<string> {
   const renderer = `${dir}/post-render.sh`;
   await Deno.writeTextFile(
     renderer,
@@ -86,34 +109,30 @@ export async function helmUpgrade(helm: string, fleet: Fleet, dir: string): Prom
     { mode: 0o755 },
   );
   await Deno.chmod(renderer, 0o755);
-  const out = await new Deno.Command(helm, {
-    args: [
-      "upgrade",
-      "--install",
-      RELEASE.name,
-      `${ROOT}/charts/butler`,
-      "--namespace",
-      RELEASE.namespace,
-      "--set",
-      "clusterApiIpam.enabled=true",
-      "--post-renderer",
-      renderer,
-      `--kubeconfig=${cluster().kubeconfig}`,
-    ],
-    env: {
-      BUTLER_TEST_CLUSTER: cluster().dir,
-      BUTLER_HOOKS_URL: fleet.hooks,
-      BUTLER_WEBHOOKS_URL: fleet.webhooks,
-      HELM_CACHE_HOME: `${dir}/helm-cache`,
-      HELM_CONFIG_HOME: `${dir}/helm-config`,
-      HELM_DATA_HOME: `${dir}/helm-data`,
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  if (!out.success) throw new Error(`helm upgrade --install failed:\n${text}`);
-  return text;
+  return await helm(bin, dir, [
+    "upgrade",
+    "--install",
+    RELEASE.name,
+    chart,
+    "--set",
+    "clusterApiIpam.enabled=true",
+    "--post-renderer",
+    renderer,
+  ], {
+    BUTLER_TEST_CLUSTER: cluster().dir,
+    BUTLER_HOOKS_URL: fleet.hooks,
+    BUTLER_WEBHOOKS_URL: fleet.webhooks,
+  });
+}
+
+/** `helm rollback` to the revision before the last (the previous release's chart). */
+export async function helmRollback(bin: string, dir: string): Promise<string> {
+  const history = JSON.parse(await helm(bin, dir, ["history", RELEASE.name, "-o", "json"])) as {
+    revision: number;
+  }[];
+  const previous = history.at(-2)?.revision;
+  if (previous === undefined) throw new Error("the release has no previous revision");
+  return await helm(bin, dir, ["rollback", RELEASE.name, String(previous)]);
 }
 
 /** docs/install.md, "Back from Helm to a kustomize release": Helm forgets its release, deleting nothing. */

@@ -1,7 +1,7 @@
 /**
  * `deno task test:upgrade`: an upgrade with live tenants and back (tests/upgrade/upgrade.upgrade.ts), from the
  * previous release to this tree. The previous release is the newest `v*` tag below deno.json's version
- * (BUTLER_UPGRADE_FROM=vX.Y.Z to choose), its tree taken with `git archive`. Needs METACONTROLLER_BIN, as
+ * (BUTLER_UPGRADE_FROM=vX.Y.Z, or any git commit, to choose), its tree taken with `git archive`. Needs METACONTROLLER_BIN, as
  * `test:e2e` does, and HELM_BIN (helm, built from its Go module outside this project).
  *
  * @module

@@ -13,7 +13,15 @@ import { applyCertManagerSecrets } from "../e2e/stack.ts";
 import { startChurn } from "./churn.ts";
 import { type Fleet, startFleet } from "./fleet.ts";
 import { startAdmissionProbe } from "./probe.ts";
-import { adoptIntoHelm, apply, helmUpgrade, kustomizeObjects, leaveHelm, removeDropped } from "./rollout.ts";
+import {
+  adoptIntoHelm,
+  apply,
+  helmRollback,
+  helmUpgrade,
+  kustomizeObjects,
+  leaveHelm,
+  removeDropped,
+} from "./rollout.ts";
 import {
   addresses,
   CHURN_TEAM,
@@ -32,8 +40,17 @@ const { version: TO } = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`));
 
 /** Releases before 0.2.0 kept connections alive through their drain (see underLoad). */
 const OLD_DRAIN_KEEPS_CONNECTIONS = (() => {
-  const [major, minor] = FROM.replace(/^v/, "").split(".").map(Number);
-  return major === 0 && minor! < 2;
+  const [major, minor] = JSON.parse(Deno.readTextFileSync(`${OLD}/deno.json`)).version.split(".").map(Number);
+  return major === 0 && minor < 2;
+})();
+
+/** The previous release's chart, when it has one (0.1.0 had none: its Helm path adopts the kustomize install). */
+const OLD_CHART = (() => {
+  try {
+    return Deno.statSync(`${OLD}/charts/butler/Chart.yaml`).isFile ? `${OLD}/charts/butler` : undefined;
+  } catch {
+    return undefined;
+  }
 })();
 
 const token = () => Deno.readTextFileSync(cluster().kubeconfig).match(/token: (\S+)/)![1]!;
@@ -177,38 +194,53 @@ Deno.test(`upgrade ${FROM} -> ${TO} with live tenants, and back, by kustomize an
       );
       await settled(`rolled-back-${FROM}`, steady, fleet, OLD);
     });
-    await t.step(`upgrade to ${TO} by Helm, adopting the kustomize install, while tenants work`, async () => {
-      const dir = await Deno.makeTempDir({ prefix: "butler-upgrade-helm-" });
-      const from = await kustomizeObjects(OLD, fleet);
-      await underLoad(
-        `helm ${FROM} -> ${TO}`,
-        async () => {
+    const helmDir = await Deno.makeTempDir({ prefix: "butler-upgrade-helm-" });
+    await t.step(
+      `upgrade to ${TO} by Helm while tenants work (${OLD_CHART ? "from" : "adopting"} ${FROM}'s install)`,
+      async () => {
+        const from = await kustomizeObjects(OLD, fleet);
+        // With a chart of its own, the previous release is first installed as its users would have: its chart,
+        // adopting what kustomize installed (no rollout: the same objects).
+        if (OLD_CHART) {
           await adoptIntoHelm(from);
-          console.log(await helmUpgrade(HELM, fleet, dir));
-          await removeDropped(from, await kustomizeObjects(ROOT, fleet));
-          await fleet.rollTo(ROOT, TO);
-        },
-        round,
-        fleet,
-      );
-      await settled(`upgraded-helm-${TO}`, steady, fleet, ROOT);
-      await Deno.remove(dir, { recursive: true });
-    });
-    await t.step(`back from Helm to ${FROM} by kustomize while tenants work`, async () => {
-      const [from, to] = [await kustomizeObjects(ROOT, fleet), await kustomizeObjects(OLD, fleet)];
-      await underLoad(
-        `helm rollback ${TO} -> ${FROM}`,
-        async () => {
-          await leaveHelm();
-          await apply(to.filter((o: Obj) => o.kind !== "CustomResourceDefinition"), true);
-          await removeDropped(from, to);
-          await fleet.rollTo(OLD, FROM);
-        },
-        round,
-        fleet,
-      );
-      await settled(`left-helm-${FROM}`, steady, fleet, OLD);
-    });
+          await helmUpgrade(HELM, fleet, helmDir, OLD_CHART);
+        }
+        await underLoad(
+          `helm ${FROM} -> ${TO}`,
+          async () => {
+            if (!OLD_CHART) await adoptIntoHelm(from);
+            console.log(await helmUpgrade(HELM, fleet, helmDir, `${ROOT}/charts/butler`));
+            if (!OLD_CHART) await removeDropped(from, await kustomizeObjects(ROOT, fleet));
+            await fleet.rollTo(ROOT, TO);
+          },
+          round,
+          fleet,
+        );
+        await settled(`upgraded-helm-${TO}`, steady, fleet, ROOT);
+      },
+    );
+    await t.step(
+      `back to ${FROM} from Helm while tenants work (${OLD_CHART ? "helm rollback" : "by kustomize"})`,
+      async () => {
+        const [from, to] = [await kustomizeObjects(ROOT, fleet), await kustomizeObjects(OLD, fleet)];
+        await underLoad(
+          `helm rollback ${TO} -> ${FROM}`,
+          async () => {
+            if (OLD_CHART) await helmRollback(HELM, helmDir);
+            else {
+              await leaveHelm();
+              await apply(to.filter((o: Obj) => o.kind !== "CustomResourceDefinition"), true);
+              await removeDropped(from, to);
+            }
+            await fleet.rollTo(OLD, FROM);
+          },
+          round,
+          fleet,
+        );
+        await settled(`left-helm-${FROM}`, steady, fleet, OLD);
+      },
+    );
+    await Deno.remove(helmDir, { recursive: true });
   } finally {
     await fleet.stop();
   }
