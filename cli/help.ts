@@ -29,6 +29,7 @@ Commands:
   team usage     a Team's quota as bars: clusters, nodes, CPU, memory, storage, environments, members
   ledger         a NetworkPool's ledger: its grants in address order, or the patch for a downgrade
   plan           what admission and the controllers will do with a folder of manifests (offline)
+  version        this plugin's version
 
 Run "{name} <command> --help" for a command's flags and examples.
 
@@ -153,6 +154,16 @@ Usage:
 Examples:
   {name} ledger lab-pool
   kubectl get np -A -o yaml | {name} ledger -f -
+
+${GLOBAL_HELP}`,
+  version: `This plugin's version (the Butler release it belongs to); it reads no cluster.
+
+Usage:
+  {name} version [-o text|json|yaml]
+
+Examples:
+  {name} version
+  {name} version -o json
 
 ${GLOBAL_HELP}`,
   plan:
