@@ -83,3 +83,29 @@ function exists(path: string): boolean {
     return false;
   }
 }
+
+Deno.test("the README's walk-through: what it plans is what it applies, Ready, and its waits name every object", async () => {
+  const readme = Deno.readTextFileSync(`${ROOT}README.md`);
+  const planned = /^npx -y deno@2\.9\.6 task plan (.+)$/m.exec(readme)?.[1]?.split(/\s+/);
+  const block = /<!-- test:e2e runs this block -->\s*```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(planned && block, "the README plans a setup, then applies it in a block test:e2e runs");
+  const applied = [...block.matchAll(/-f (\S+)/g)].map((m) => m[1]!.replace(/\/$/, ""));
+  assert.deepEqual(applied.sort(), [...planned].sort(), "the walk-through applies what it planned");
+  const result = await plan(examples(...planned.map((p) => p.replace(/^examples\//, ""))));
+  assert.equal(exitCode(verdictOf(result), "not-ready"), EXIT.ok, "plan exits 0");
+  // Every Butler object the files hold is waited for, by kind and name (the IPAllocations come with the cluster).
+  const waited = new Set(
+    [...block.matchAll(/wait --for=condition=Ready [^\n]*/g)].flatMap((m) =>
+      [...m[0].matchAll(/(\w+)\/([\w-]+)/g)].map((w) => `${w[1]}/${w[2]}`)
+    ),
+  );
+  const butler = result.objects.filter((x) => groupOf(x.apiVersion) === GROUP && x.kind !== "IPAllocation");
+  assert.ok(butler.length >= 4, `${butler.length} Butler objects`);
+  for (const o of butler) {
+    assert.ok(
+      waited.has(`${o.kind.toLowerCase()}/${o.metadata.name}`),
+      `${o.kind} ${o.metadata.name} is waited for`,
+    );
+    assert.equal(readyOf(o)?.status, "True", `${o.kind} ${o.metadata.name} Ready`);
+  }
+});
