@@ -30,3 +30,24 @@ Deno.test("docs/install.md states the body limit and memory the large-pools over
   assert.ok(row.includes(`${body / (1 << 20)} MiB body limit`), `${row}: ${body / (1 << 20)} MiB`);
   assert.ok(row.includes(`\`${memory}\``), `${row}: ${memory}`);
 });
+
+Deno.test("every release the docs and examples pin is this version (deno.json's)", () => {
+  const version = JSON.parse(read("deno.json")).version as string;
+  const pins = [
+    ...[
+      "README.md",
+      "docs/install.md",
+      "examples/ci/.github/workflows/plan.yaml",
+      "manifests/kustomization.yaml",
+    ]
+      .flatMap((file) =>
+        [
+          ...read(file).matchAll(
+            /butler-hooks:(\d[\w.-]*)|butler-metacontroller-hooks\/\/\S+\?ref=v(\S+)|^\s+ref: v(\S+)|newTag: (\S+)|^VERSION=v(\S+)/gm,
+          ),
+        ].map((m) => ({ file, pin: m.slice(1).find((g) => g !== undefined)! }))
+      ),
+  ];
+  assert.ok(pins.length >= 7, JSON.stringify(pins));
+  assert.deepEqual(pins.filter((p) => p.pin !== version), []);
+});
