@@ -38,7 +38,8 @@ const USAGE = `usage: main.ts plan [options] <dir|file|->...
   the controllers will do with them
 options:
   --live FILE          objects the cluster holds already (kubectl get -o yaml); may be repeated
-  --output FORMAT      text (default), yaml or json (the resulting objects as a List)
+  --output FORMAT      text (default), yaml or json (the resulting objects as a List, and in its refused
+                       list each refused input: source, line, by, message and the object as written)
   --diff               print what changes against the --live objects
   --now TIME           the instant the hooks see, RFC 3339 (default: the current time)
   --namespace NAME     namespace of namespaced objects that name none (default: default)

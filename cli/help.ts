@@ -168,7 +168,7 @@ Examples:
 ${GLOBAL_HELP}`,
   plan:
     `What admission and the controllers will do with a folder of manifests, offline: see "{name} plan --help"
-(the flags are plan's own; README, Plan before you sync).`,
+(the flags are plan's own; docs/plan-and-plugin.md#plan-before-you-sync).`,
   "env migrate": `Move TenantClusters to another environment, as the seeds' contract asks: one update sets the
 environment label and the migration annotation together, a second removes the annotation. Each cluster is
 decided by admission on its own (quota, per-member cap, environment access, unknown environment): a refusal of

@@ -50,6 +50,9 @@ export interface Outcome {
   readonly line?: number;
   /** Why an object was skipped. */
   readonly note?: string;
+  /** A refused input as written, and the line where it starts: what machine-readable output shows of it. */
+  readonly input?: Obj;
+  readonly at?: number;
 }
 
 /** A controller that could not sync an object at the fixed point. */
@@ -131,18 +134,18 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     for (const item of pending) {
       const applied = await applyOne(ctx, item);
       if ("waiting" in applied) waiting.push({ ...item, object: applied.waiting });
-      else outcomes.push(applied);
+      else outcomes.push(withInput(applied, options.desired[item.index]!));
     }
     await controllers.converge();
     if (waiting.length === pending.length) {
       for (const item of waiting) {
-        outcomes.push({
+        outcomes.push(withInput({
           source: item.source,
           id: objectId(item.object),
           name: describe(item.object),
           action: "refused",
           refusal: { by: "API server", message: `namespaces "${item.object.metadata.namespace}" not found` },
-        });
+        }, options.desired[item.index]!));
       }
       break;
     }
@@ -164,6 +167,13 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     live,
     schemaChecked: options.schema !== undefined,
   };
+}
+
+/** A refused outcome with its input as written and the line where it starts; any other as it is. */
+function withInput(outcome: Outcome, written: SourcedObject): Outcome {
+  if (outcome.action !== "refused") return outcome;
+  const at = written.lineOf?.("");
+  return { ...outcome, input: written.object, ...(at ? { at } : {}) };
 }
 
 /** The namespaces every cluster has, and the install's, stored unless present; returns the ids added. */

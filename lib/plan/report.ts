@@ -138,9 +138,23 @@ export function renderText(result: PlanResult, notes: readonly string[] = []): s
   return lines.join("\n") + "\n";
 }
 
-/** The resulting objects as a `v1` List, in YAML or JSON. */
+/**
+ * The resulting objects as a `v1` List, in YAML or JSON, and beside them (`refused`, always there) each refused
+ * input: where it is (`source`, and `line`: the refused field's, else where the object starts), who refused it
+ * (`by`), the words (`message`, and `causes` when there are several), and the object as written. `items` alone
+ * is what a later `--live` reads back.
+ */
 export function renderObjects(result: PlanResult, format: "yaml" | "json"): string {
-  const list = { apiVersion: "v1", kind: "List", items: result.objects };
+  const refused = result.outcomes.filter((o) => o.action === "refused").map((o) => ({
+    source: o.source,
+    ...(o.line ?? o.at ? { line: o.line ?? o.at } : {}),
+    name: o.name,
+    by: o.refusal?.by,
+    message: o.refusal?.message,
+    ...(o.refusal?.causes ? { causes: o.refusal.causes } : {}),
+    object: o.input,
+  }));
+  const list = { apiVersion: "v1", kind: "List", items: result.objects, refused };
   return format === "json" ? JSON.stringify(list, null, 2) + "\n" : stringify(list, { lineWidth: 0 });
 }
 

@@ -156,16 +156,12 @@ Deno.test("the platform objects: Healthy once the hooks converge; invalid Degrad
     return revision;
   };
   const example = (path: string) => Deno.readTextFileSync(`${ROOT}/examples/${path}`);
-  const credentials = example("credentials/harvester-credentials.yaml").replace(
-    /name: harvester-credentials/,
-    "name: harvester-kubeconfig",
-  );
 
   await t.step(
     "a Team, a pool, its provider and a TenantCluster: Synced and Healthy, the cluster Ready",
     async () => {
       const revision = await commit("platform objects", {
-        "harvester-kubeconfig.yaml": credentials,
+        "harvester-kubeconfig.yaml": example("ipam/single-pool/harvester-kubeconfig.yaml"),
         "harvester-lab.yaml": example("ipam/single-pool/harvester-lab.yaml"),
         "lab-pool.yaml": example("ipam/single-pool/lab-pool.yaml"),
         "platform-team.yaml": example("teams/platform.yaml"),

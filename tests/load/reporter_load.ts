@@ -27,7 +27,7 @@ await inTestCluster(import.meta.url, args);
 
 const { cluster, freePort, installManifests, kubectlOk, ROOT } = await import("../api/cluster.ts");
 const c = cluster();
-const NS = "reporter-load";
+const NS = "team-reporter-load";
 
 // --- fake tenants (the hook service's pair is issued for 127.0.0.1 by the control plane's CA)
 const fake = await startFakeTenants(
@@ -37,7 +37,9 @@ const fake = await startFakeTenants(
 
 // --- management objects
 await installManifests();
+// A team namespace, as its Team makes it: TenantClusters live nowhere else.
 await kubectlOk(["create", "namespace", NS]).catch(() => "");
+await kubectlOk(["label", "namespace", NS, `butler.butlerlabs.dev/team=${NS.slice(5)}`, "--overwrite"]);
 const apply = (obj: unknown) =>
   kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(obj) });
 const pc = Deno.readTextFileSync(`${ROOT}/examples/providerconfigs/proxmox-elastic.yaml`)

@@ -66,7 +66,7 @@ type Obj = Record<string, any>;
 const metacontrollerBin = Deno.env.get("METACONTROLLER_BIN");
 if (!metacontrollerBin) {
   console.error(
-    "deno task test:scale needs METACONTROLLER_BIN, as deno task test:e2e does (docs/development.md, Tests).",
+    "deno task test:scale needs METACONTROLLER_BIN, as deno task test:e2e does (docs/development.md#tests-what-each-tier-proves).",
   );
   Deno.exit(2);
 }
@@ -859,12 +859,13 @@ async function uninstall(): Promise<string[]> {
   // The service goes as the procedure removes its Deployment; Metacontroller stays (it serves other controllers).
   for (const p of [...hooks, ...reporters]) await p.stop("SIGTERM");
   const install = Deno.readTextFileSync(`${ROOT}/docs/install.md`);
-  const block = install.match(/<!-- test:scale runs this block -->\s*```sh\n([\s\S]*?)```/)?.[1];
+  const block = install.match(/<!-- test:api and test:scale run this block -->\s*```sh\n([\s\S]*?)```/)?.[1];
   if (!block) throw new Error("docs/install.md has no uninstall block marked for test:scale");
   const run = await new Deno.Command("bash", {
     args: ["-euo", "pipefail", "-c", block],
     cwd: ROOT,
-    env: { KUBECONFIG: `${plane.dir}/kubeconfig` },
+    // What this run installed: the base (the block deletes what OVERLAY names).
+    env: { KUBECONFIG: `${plane.dir}/kubeconfig`, OVERLAY: "manifests" },
     stdout: "piped",
     stderr: "piped",
   }).output();
