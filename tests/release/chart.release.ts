@@ -20,6 +20,12 @@ const { version } = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`));
 const OVERLAY_VALUES: Record<string, string[]> = {
   "manifests": [],
   "examples/kustomize/production": [
+    "networkPolicy.enabled=true",
+    "reporter.enabled=true",
+    "networkPolicy.apiServerCIDR=10.0.0.0/24",
+    "networkPolicy.egressCIDR=10.0.0.0/24",
+  ],
+  "examples/kustomize/production-monitoring": [
     "monitoring.enabled=true",
     "networkPolicy.enabled=true",
     "reporter.enabled=true",
