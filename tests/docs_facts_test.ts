@@ -43,7 +43,7 @@ Deno.test("every release the docs and examples pin is this version (deno.json's)
       .flatMap((file) =>
         [
           ...read(file).matchAll(
-            /butler-hooks:(\d[\w.-]*)|butler-metacontroller-hooks\/\/\S+\?ref=v(\S+)|^\s+ref: v(\S+)|newTag: (\S+)|^VERSION=v(\S+)/gm,
+            /butler-hooks:(\d[\w.-]*)|butler-metacontroller-hooks\/\/\S+\?ref=v(\S+)|^\s+ref: v(\S+)|newTag: (\S+)|\bVERSION=v?(\d[\w.-]*)/gm,
           ),
         ].map((m) => ({ file, pin: m.slice(1).find((g) => g !== undefined)! }))
       ),

@@ -63,7 +63,7 @@ export async function removeDropped(installed: Obj[], next: Obj[]): Promise<stri
 /** The Helm release of the upgrade: its name, and the namespace its record lives in. */
 export const RELEASE = { name: "butler", namespace: "default" };
 
-/** docs/install.md, "Moving a kustomize install to Helm": the installed objects labelled and annotated as Helm's. */
+/** docs/install.md#moving-a-kustomize-install-to-helm: the installed objects labelled and annotated as Helm's. */
 export async function adoptIntoHelm(installed: Obj[]): Promise<void> {
   const refs = installed.map(reference).join("\n");
   await kubectlOk(["label", "-f", "-", "--overwrite", "app.kubernetes.io/managed-by=Helm"], { stdin: refs });
@@ -135,7 +135,7 @@ export async function helmRollback(bin: string, dir: string): Promise<string> {
   return await helm(bin, dir, ["rollback", RELEASE.name, String(previous)]);
 }
 
-/** docs/install.md, "Back from Helm to a kustomize release": Helm forgets its release, deleting nothing. */
+/** docs/install.md#rollback (back from Helm to a kustomize release): Helm forgets its release, deleting nothing. */
 export async function leaveHelm(): Promise<void> {
   await kubectlOk(["delete", "secret", "-n", RELEASE.namespace, "-l", `owner=helm,name=${RELEASE.name}`]);
 }
