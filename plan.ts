@@ -29,6 +29,7 @@ import {
   resultLine,
   runPlan,
   type SourcedObject,
+  type Unreadable,
   verdictOf,
   withoutServerFields,
 } from "./lib/plan/mod.ts";
@@ -72,7 +73,7 @@ function usage(message: string): never {
 }
 
 /** An input error: said alone (the usage is not the problem), exit 2. */
-function unreadable(message: string): never {
+function inputError(message: string): never {
   console.error(`plan: ${message}`);
   Deno.exit(EXIT.unreadable);
 }
@@ -118,15 +119,18 @@ function parseArgs(argv: readonly string[]): Args {
   return args;
 }
 
-async function read(paths: readonly string[]): Promise<SourcedObject[]> {
+/** The objects of the files below `paths`, and the documents kubectl could not read. */
+async function read(
+  paths: readonly string[],
+): Promise<{ objects: SourcedObject[]; unreadable: Unreadable[] }> {
   const objects: SourcedObject[] = [];
-  const errors: string[] = [];
+  const unreadable: Unreadable[] = [];
   for (const path of paths) {
     let files: string[];
     try {
       files = manifestFiles(path);
     } catch (err) {
-      unreadable(`cannot read ${path}: ${err instanceof Error ? err.message : err}`);
+      inputError(`cannot read ${path}: ${err instanceof Error ? err.message : err}`);
     }
     for (const file of files) {
       const text = file === "-"
@@ -134,26 +138,33 @@ async function read(paths: readonly string[]): Promise<SourcedObject[]> {
         : Deno.readTextFileSync(file);
       const parsed = parseManifests(text, file === "-" ? "(stdin)" : file);
       objects.push(...parsed.objects);
-      errors.push(...parsed.errors);
+      unreadable.push(...parsed.unreadable);
     }
   }
-  if (errors.length) unreadable(`unreadable manifests:\n  ${errors.join("\n  ")}`);
-  return objects;
+  return { objects, unreadable };
 }
 
-/** kubectl-validate's refusals of the input (CRD schemas and CEL), by index; `undefined` when it is not installed. */
+/** What kubectl-validate said of the input: its refusals by index, or why it did not run. */
+type SecondOpinion =
+  | { readonly ran: true; readonly refusals: Map<number, Omit<Refusal, "by">> }
+  | { readonly ran: false; readonly why: "not found" | "nothing to check" };
+
+/** kubectl-validate's refusals of the input (CRD schemas and CEL), by index, or why it did not run. */
 async function schemaRefusals(
   objects: readonly SourcedObject[],
   kinds: (o: Obj) => boolean,
-): Promise<Map<number, Omit<Refusal, "by">> | undefined> {
+): Promise<SecondOpinion> {
   const bin = Deno.env.get("KUBECTL_VALIDATE") ?? "kubectl-validate";
+  const indexes = objects.flatMap((o, i) => (kinds(o.object) ? [i] : []));
+  if (!indexes.length) {
+    // Whether it is installed decides what the line says; it is not run with nothing to check.
+    return { ran: false, why: await startable(bin) ? "nothing to check" : "not found" };
+  }
   const dir = Deno.makeTempDirSync({ prefix: "butler-plan-" });
   try {
-    const indexes = objects.flatMap((o, i) => (kinds(o.object) ? [i] : []));
     for (const i of indexes) {
       Deno.writeTextFileSync(`${dir}/${String(i).padStart(6, "0")}.json`, JSON.stringify(objects[i]!.object));
     }
-    if (!indexes.length) return new Map();
     let out: Deno.CommandOutput;
     try {
       out = await new Deno.Command(bin, {
@@ -162,7 +173,7 @@ async function schemaRefusals(
         stderr: "piped",
       }).output();
     } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return undefined;
+      if (err instanceof Deno.errors.NotFound) return { ran: false, why: "not found" };
       throw err;
     }
     const text = new TextDecoder().decode(out.stdout);
@@ -178,9 +189,19 @@ async function schemaRefusals(
         refusals.set(index, invalidMessage(failed, objects[index]?.object));
       }
     }
-    return refusals;
+    return { ran: true, refusals };
   } finally {
     Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+/** Whether a program can be started (`--help`), without running it on anything. */
+async function startable(bin: string): Promise<boolean> {
+  try {
+    await new Deno.Command(bin, { args: ["--help"], stdout: "null", stderr: "null" }).output();
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -207,13 +228,22 @@ const now = args.now === undefined ? formatTime(new Date()) : (() => {
   const t = parseTime(args.now!);
   return t ? formatTime(t) : usage(`--now must be an RFC 3339 time, not ${JSON.stringify(args.now)}`);
 })();
-const desired = await read(args.paths);
-if (!desired.length) unreadable(`no manifests found in ${args.paths.join(", ")}`);
-const live = (await read(args.live)).map((o) => withoutServerFields(o.object));
+const { objects: desired, unreadable } = await read(args.paths);
+if (!desired.length && !unreadable.length) inputError(`no manifests found in ${args.paths.join(", ")}`);
+const liveInput = await read(args.live);
+if (liveInput.unreadable.length) {
+  inputError(
+    `unreadable --live documents:\n  ${
+      liveInput.unreadable.map((u) => `${u.source}, line ${u.line}: ${u.message}`).join("\n  ")
+    }`,
+  );
+}
+const live = liveInput.objects.map((o) => withoutServerFields(o.object));
 // kubectl-validate compiles the CRDs for a few hundred milliseconds: it runs while the install is read.
 const validating = schemaRefusals(desired, (o) => VALIDATED_GROUPS.has(groupOf(o.apiVersion)));
 const installed = readInstall(ROOT);
-const external = await validating;
+const opinion = await validating;
+const external = opinion.ran ? opinion.refusals : undefined;
 const result = await runPlan({
   desired,
   live,
@@ -222,17 +252,20 @@ const result = await runPlan({
   routes: HOOK_ROUTES,
   ...(external ? { schema: external } : {}),
   defaultNamespace: args.namespace,
+  unreadable,
 });
 const disagreements = external ? secondOpinion(external, desired, result.outcomes) : [];
 const notes = [
   `Schemas and CEL rules of Butler's kinds: checked in process against manifests/crds.`,
-  external
-    ? disagreements.length
-      ? `Second opinion (kubectl-validate): disagrees on ${disagreements.length} object(s):\n  ${
-        disagreements.join("\n  ")
-      }`
-      : "Second opinion (kubectl-validate): agrees; core and RBAC kinds checked by it."
-    : "Core and RBAC kinds: schemas not checked (kubectl-validate not found; optional).",
+  !opinion.ran
+    ? opinion.why === "not found"
+      ? "Core and RBAC kinds: schemas not checked (kubectl-validate not found; optional)."
+      : "Second opinion (kubectl-validate): not run (no object of the core, RBAC or Butler's kinds)."
+    : disagreements.length
+    ? `Second opinion (kubectl-validate): disagrees on ${disagreements.length} object(s):\n  ${
+      disagreements.join("\n  ")
+    }`
+    : "Second opinion (kubectl-validate): agrees; core and RBAC kinds checked by it.",
 ];
 if (args.output === "text") console.log(renderText(result, notes).trimEnd());
 else console.log(renderObjects(result, args.output).trimEnd());

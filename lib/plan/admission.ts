@@ -100,14 +100,15 @@ function policyRefusal(policies: readonly AdmissionPolicy[], w: AdmissionWrite):
  * (their CEL, evaluated in process), then every matching webhook (by its rules, and its `namespaceSelector` against
  * the labels of the object's namespace) through its real route. The review is a dry run unless `options.dryRun` is
  * false (the simulator's, whose webhooks write their quota ledger as in a cluster), so `plan` reads the quota ledger
- * but never writes it. Returns the refusal, or `undefined` when the write is admitted.
+ * but never writes it. Returns the refusal, or `undefined` when the write is admitted; the warnings the webhooks
+ * answer (kubectl prints each as `Warning: ...`) are added to `options.warnings`.
  */
 export async function admit(
   policies: readonly AdmissionPolicy[],
   webhooks: readonly WebhookSpec[],
   w: AdmissionWrite,
   call: HookCall,
-  options: { readonly dryRun?: boolean } = {},
+  options: { readonly dryRun?: boolean; readonly warnings?: string[] } = {},
 ): Promise<Refusal | undefined> {
   const refused = policyRefusal(policies, w);
   if (refused) return refused;
@@ -152,6 +153,7 @@ export async function admit(
       };
     }
     const response = answer.body.response;
+    if (Array.isArray(response.warnings)) options.warnings?.push(...response.warnings.map(String));
     if (!response.allowed) {
       return {
         by: `webhook ${webhook.name}`,
