@@ -2,8 +2,9 @@
  * `main.ts plan`: what the API server, admission and the controllers will do with a folder of manifests, offline.
  * Reads the files, runs {@linkcode runPlan} (which judges Butler's kinds against the install's CRDs in process)
  * and prints the result; kubectl-validate, when installed, checks the core and RBAC kinds and gives a second
- * opinion on Butler's. Exit codes: 0 everything admitted, converged and Ready; 1 something refused; 3 admitted
- * but not Ready, failing or not converging; 2 bad usage or unreadable input (`--fail-on` chooses what fails).
+ * opinion on Butler's. Exit codes: 0 everything admitted, converged and Ready (or waiting only on objects of a kind
+ * the plan was given none of); 1 something refused; 3 admitted but not Ready, failing or not converging; 2 a
+ * document that cannot be read (the rest is planned) or bad usage (`--fail-on` chooses what fails).
  *
  * @module
  */
@@ -45,7 +46,8 @@ options:
   --namespace NAME     namespace of namespaced objects that name none (default: default)
   --fail-on WHAT       what fails the run: not-ready (default: a refusal exits 1, anything not Ready, a failing
                        sync or no fixed point exits 3), refused (only a refusal, exit 1) or none (exit 0)
-exit codes: 0 admitted and Ready, 1 refused, 2 bad usage or unreadable input, 3 not Ready or not converging
+exit codes: 0 admitted and Ready (or waiting only on objects of a kind the input and --live hold none of),
+  1 refused, 2 a document that cannot be read (the others are planned) or bad usage, 3 not Ready or not converging
 environment:
   KUBECTL_VALIDATE     path of kubectl-validate (default: kubectl-validate on PATH). Optional: Butler's kinds
                        are checked in process against the CRDs; kubectl-validate adds the core and RBAC kinds'

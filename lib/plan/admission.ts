@@ -207,9 +207,12 @@ export function invalidMessage(status: InvalidStatus, object?: unknown): Omit<Re
 /**
  * Field errors in the words of current API servers (1.31 and later), from the renderings of kubectl-validate and
  * of Kubernetes 1.30, which print a CEL failure's value as its type (`Invalid value: "object": ...`,
- * `Invalid value: "string": ...`, `Invalid value: "": ...`), null as `"null"`, and a string over its `maxLength` as
- * `Too long: may not be longer than N`. The value is read from `object` by the field's path; type errors
- * (`... in body must be of type ...`) are left as they are.
+ * `Invalid value: "string": ...`, `Invalid value: "": ...`), null as `"null"`, a string over its `maxLength` as
+ * `Too long: may not be longer than N`, and apimachinery's metadata rules as 1.30 words them: every length as
+ * `must be no more than N characters` (1.35: `bytes` for label keys and values, annotation keys and finalizers), `a
+ * qualified name` (1.35: `a valid label key`), an owner reference's `kind must not be empty` (1.35: `must not be
+ * empty`), the scheme of a kind not registered at `scheme.go:100` (1.35: `:111`). The value is read from `object` by
+ * the field's path; type errors (`... in body must be of type ...`) are left as they are.
  *
  * @example
  * ```ts
@@ -228,5 +231,15 @@ export function currentWords(text: string, object?: unknown): string {
         ? `${before}${field}: Invalid value: ${JSON.stringify(value)}: `
         : all;
     },
-  ).replace(/Too long: may not be longer than (\d+)$/gm, "Too long: may not be more than $1 bytes");
+  ).replace(/Too long: may not be longer than (\d+)$/gm, "Too long: may not be more than $1 bytes")
+    .replace(
+      /^(metadata\.(?:labels|annotations|finalizers): Invalid value: .*?)must be no more than (\d+) characters/gm,
+      "$1must be no more than $2 bytes",
+    )
+    .replace(/a qualified name must consist of/g, "a valid label key must consist of")
+    .replace(
+      /^(metadata\.ownerReferences\.(?:kind|name|uid): Invalid value: ".*": )(?:kind|name|uid) must not be empty$/gm,
+      "$1must not be empty",
+    )
+    .replace(/in scheme "pkg\/runtime\/scheme\.go:100"/g, 'in scheme "pkg/runtime/scheme.go:111"');
 }

@@ -103,6 +103,15 @@ export function isDNS1035Label(value: string): string[] {
 
 const prefixed = (prefix: string, msgs: readonly string[]) => msgs.map((m) => prefix + m);
 
+/** What a qualified name's name part must be, with kube's examples. */
+const QUALIFIED_WORDS = regexError(
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+  QUALIFIED,
+  "MyName",
+  "my.name",
+  "123-abc",
+);
+
 /**
  * A qualified name (a label or annotation key, a finalizer): an optional DNS subdomain prefix and `/`, then at most
  * 63 bytes of `[-A-Za-z0-9_.]`, alphanumeric at both ends.
@@ -124,32 +133,12 @@ export function isQualifiedName(value: string): string[] {
     else errs.push(...prefixed("prefix part ", isDNS1123Subdomain(prefix, "bytes")));
   } else {
     return [
-      `a valid label key ${
-        regexError(
-          "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-          QUALIFIED,
-          "MyName",
-          "my.name",
-          "123-abc",
-        )
-      } with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+      `a valid label key ${QUALIFIED_WORDS} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
     ];
   }
   if (!name.length) errs.push("name part must be non-empty");
   else if (byteLength(name) > 63) errs.push(`name part ${maxLenError(63)}`);
-  if (!QUALIFIED_RE.test(name)) {
-    errs.push(
-      `name part ${
-        regexError(
-          "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-          QUALIFIED,
-          "MyName",
-          "my.name",
-          "123-abc",
-        )
-      }`,
-    );
-  }
+  if (!QUALIFIED_RE.test(name)) errs.push(`name part ${QUALIFIED_WORDS}`);
   return errs;
 }
 

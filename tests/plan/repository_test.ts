@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { CommandRun } from "../../lib/testing/mod.ts";
-import { NOW, planCli } from "./helpers.ts";
+import { NOW, planCli, ROOT } from "./helpers.ts";
 
 function cli(args: string[], stdin?: string): Promise<CommandRun> {
   return planCli(["--now", NOW, ...args], {
@@ -244,4 +244,13 @@ Deno.test("exit codes for the common CI uses", async (t) => {
       );
     },
   );
+});
+
+Deno.test("the README's walk-through plans its setup with exit 0", async () => {
+  const readme = Deno.readTextFileSync(`${ROOT}README.md`).replace(/\n\s+/g, " ");
+  const step = readme.slice(readme.indexOf("**See what a setup will do**"));
+  const command = /`npx -y deno@2\.9\.6 task plan ((?:examples\/\S+ ?)+)`/.exec(step)?.[1];
+  assert.ok(command, "the README's plan command");
+  const r = await cli(command.trim().split(" "));
+  assert.equal(r.code, 0, r.stdout);
 });
