@@ -211,7 +211,9 @@ export function invalidMessage(status: InvalidStatus, object?: unknown): Omit<Re
  * `Too long: may not be longer than N`, and apimachinery's metadata rules as 1.30 words them: every length as
  * `must be no more than N characters` (1.35: `bytes` for label keys and values, annotation keys and finalizers), `a
  * qualified name` (1.35: `a valid label key`), an owner reference's `kind must not be empty` (1.35: `must not be
- * empty`), the scheme of a kind not registered at `scheme.go:100` (1.35: `:111`). The value is read from `object` by
+ * empty`), the annotations' `Too long: must have at most N bytes` (1.35: `may not be more than`), a list of strings
+ * in Go's syntax (`[]string{"a", "b"}`; 1.35: JSON), the scheme of a kind not registered at `scheme.go:100` (1.35:
+ * `:111`). The value is read from `object` by
  * the field's path; type errors (`... in body must be of type ...`) are left as they are.
  *
  * @example
@@ -236,7 +238,15 @@ export function currentWords(text: string, object?: unknown): string {
       /^(metadata\.(?:labels|annotations|finalizers): Invalid value: .*?)must be no more than (\d+) characters/gm,
       "$1must be no more than $2 bytes",
     )
-    .replace(/a qualified name must consist of/g, "a valid label key must consist of")
+    .replace(
+      /(?<!")a qualified name must consist of alphanumeric/g,
+      "a valid label key must consist of alphanumeric",
+    )
+    .replace(/Too long: must have at most (\d+) bytes/g, "Too long: may not be more than $1 bytes")
+    .replace(
+      /Invalid value: \[\]string\{((?:"(?:[^"\\]|\\.)*"(?:, )?)*)\}: /g,
+      (_all, items: string) => `Invalid value: [${items.replaceAll('", "', '","')}]: `,
+    )
     .replace(
       /^(metadata\.ownerReferences\.(?:kind|name|uid): Invalid value: ".*": )(?:kind|name|uid) must not be empty$/gm,
       "$1must not be empty",

@@ -68,6 +68,10 @@ export interface ApplyContext extends Judges {
   readonly schema?: ReadonlyMap<number, Omit<Refusal, "by">>;
 }
 
+/** What a plan says of a kind it does not know: where the kinds it knows come from. */
+export const UNKNOWN_KIND_NOTE =
+  "plan knows the built-in kinds of Kubernetes, Butler's and those of the CustomResourceDefinitions in the input or --live (kubectl get crd -o yaml)";
+
 /** One input object with its index in the input. */
 export type Item = SourcedObject & { readonly index: number };
 
@@ -190,7 +194,12 @@ export async function applyOne(ctx: ApplyContext, item: Item): Promise<Outcome |
   const { store } = ctx;
   const base = { source: item.source, id: objectId(item.object), name: describe(item.object) };
   const read = kubectlVerdict(ctx.catalog, item.object);
-  if ("refused" in read) return refused(item, base, read.refused, read.field);
+  if ("refused" in read) {
+    const outcome = refused(item, base, read.refused, read.field);
+    return /^no matches for kind/.test(read.refused.message)
+      ? { ...outcome, note: UNKNOWN_KIND_NOTE }
+      : outcome;
+  }
   const type = store.typeOf(item.object);
   if (!type && "known" in read) {
     const from = read.known.source === "input"

@@ -1,13 +1,76 @@
 /**
  * The kinds the API server of Kubernetes serves without a CustomResourceDefinition, by default, per minor version:
- * `apiVersion Kind scope`, read from the discovery of the real API server the test tier runs
- * (`tests/api/kinds.api.ts` checks this table against it on every run).
+ * `apiVersion Kind scope`, read from the discovery of the real API servers the test tier runs (1.35 and 1.30;
+ * `tests/api/kinds.api.ts` checks the table of its version against it on every run). A plan judges as the newest.
  *
  * @module
  */
 
 /** The built-in kinds by Kubernetes minor version. */
 export const BUILTIN_KINDS: Readonly<Record<number, readonly string[]>> = {
+  30: [
+    "v1 Binding namespaced",
+    "v1 ComponentStatus cluster",
+    "v1 ConfigMap namespaced",
+    "v1 Endpoints namespaced",
+    "v1 Event namespaced",
+    "v1 LimitRange namespaced",
+    "v1 Namespace cluster",
+    "v1 Node cluster",
+    "v1 PersistentVolume cluster",
+    "v1 PersistentVolumeClaim namespaced",
+    "v1 Pod namespaced",
+    "v1 PodTemplate namespaced",
+    "v1 ReplicationController namespaced",
+    "v1 ResourceQuota namespaced",
+    "v1 Secret namespaced",
+    "v1 Service namespaced",
+    "v1 ServiceAccount namespaced",
+    "admissionregistration.k8s.io/v1 MutatingWebhookConfiguration cluster",
+    "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy cluster",
+    "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding cluster",
+    "admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration cluster",
+    "apiextensions.k8s.io/v1 CustomResourceDefinition cluster",
+    "apiregistration.k8s.io/v1 APIService cluster",
+    "apps/v1 ControllerRevision namespaced",
+    "apps/v1 DaemonSet namespaced",
+    "apps/v1 Deployment namespaced",
+    "apps/v1 ReplicaSet namespaced",
+    "apps/v1 StatefulSet namespaced",
+    "authentication.k8s.io/v1 SelfSubjectReview cluster",
+    "authentication.k8s.io/v1 TokenReview cluster",
+    "authorization.k8s.io/v1 LocalSubjectAccessReview namespaced",
+    "authorization.k8s.io/v1 SelfSubjectAccessReview cluster",
+    "authorization.k8s.io/v1 SelfSubjectRulesReview cluster",
+    "authorization.k8s.io/v1 SubjectAccessReview cluster",
+    "autoscaling/v1 HorizontalPodAutoscaler namespaced",
+    "autoscaling/v2 HorizontalPodAutoscaler namespaced",
+    "batch/v1 CronJob namespaced",
+    "batch/v1 Job namespaced",
+    "certificates.k8s.io/v1 CertificateSigningRequest cluster",
+    "coordination.k8s.io/v1 Lease namespaced",
+    "discovery.k8s.io/v1 EndpointSlice namespaced",
+    "events.k8s.io/v1 Event namespaced",
+    "flowcontrol.apiserver.k8s.io/v1 FlowSchema cluster",
+    "flowcontrol.apiserver.k8s.io/v1 PriorityLevelConfiguration cluster",
+    "flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema cluster",
+    "flowcontrol.apiserver.k8s.io/v1beta3 PriorityLevelConfiguration cluster",
+    "networking.k8s.io/v1 Ingress namespaced",
+    "networking.k8s.io/v1 IngressClass cluster",
+    "networking.k8s.io/v1 NetworkPolicy namespaced",
+    "node.k8s.io/v1 RuntimeClass cluster",
+    "policy/v1 PodDisruptionBudget namespaced",
+    "rbac.authorization.k8s.io/v1 ClusterRole cluster",
+    "rbac.authorization.k8s.io/v1 ClusterRoleBinding cluster",
+    "rbac.authorization.k8s.io/v1 Role namespaced",
+    "rbac.authorization.k8s.io/v1 RoleBinding namespaced",
+    "scheduling.k8s.io/v1 PriorityClass cluster",
+    "storage.k8s.io/v1 CSIDriver cluster",
+    "storage.k8s.io/v1 CSINode cluster",
+    "storage.k8s.io/v1 CSIStorageCapacity namespaced",
+    "storage.k8s.io/v1 StorageClass cluster",
+    "storage.k8s.io/v1 VolumeAttachment cluster",
+  ],
   35: [
     "v1 Binding namespaced",
     "v1 ComponentStatus cluster",

@@ -112,7 +112,9 @@ export function renderText(result: PlanResult, notes: readonly string[] = []): s
     } else if (refusal) {
       lines.push(`      refused by ${refusal.by}: ${refusal.message}`);
     }
-    if (outcome.note) lines.push(`      skipped: ${outcome.note}`);
+    if (outcome.note) {
+      lines.push(`      ${outcome.action === "skipped" ? "skipped" : "note"}: ${outcome.note}`);
+    }
     lines.push(...(outcome.warnings ?? []).map((w) => `      Warning: ${w}`));
     const o = byId.get(outcome.id);
     if (!o || outcome.action === "refused" || outcome.action === "skipped") continue;

@@ -104,7 +104,7 @@ Deno.test("plan refuses what the API server refuses, at the line it is about", a
     assert.equal(r.code, 1);
     assert.match(
       r.stdout,
-      /! Team t {2}\(\(stdin\)#1, line 2\)\n {6}refused by API server: no matches for kind "Team" in version "butler\.butlerlabs\.io\/v1alpha1"$/m,
+      /! Team t {2}\(\(stdin\)#1, line 2\)\n {6}refused by API server: no matches for kind "Team" in version "butler\.butlerlabs\.io\/v1alpha1"\n {6}note: plan knows the built-in kinds of Kubernetes, Butler's and those of the CustomResourceDefinitions in the input or --live/m,
     );
   });
 
