@@ -171,12 +171,15 @@ Deno.test("plan: an object waits for the namespace a Team creates, and is refuse
   });
 });
 
-Deno.test("plan: a kind Butler does not know is skipped, not refused", async () => {
+Deno.test("plan: a built-in kind Butler neither manages nor reads is skipped, not refused", async () => {
   const result = await plan(
     yaml("apiVersion: apps/v1\nkind: Deployment\nmetadata: { name: web, namespace: default }\n"),
   );
   assert.equal(result.outcomes[0]?.action, "skipped");
-  assert.match(result.outcomes[0]!.note!, /Deployment \(apps\/v1\) is not a kind Butler manages or reads/);
+  assert.match(
+    result.outcomes[0]!.note!,
+    /Deployment \(apps\/v1\) is served by the API server; plan does not judge it/,
+  );
   assert.ok(planSucceeded(result));
 });
 
