@@ -431,6 +431,8 @@ const result = {
   concurrency,
   creates,
   start,
+  // The machine's load averages at the end (1, 5, 15 minutes): how much else wanted the cores the run shared.
+  loadAverage: Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" "),
   baseline: { perSecond: b.perSecond, p50Ms: b.p50Ms, p99Ms: b.p99Ms, cpuMsPerCreate: b.cpuMsPerCall },
   variants: measured,
   ...(memory ? { memory } : {}),

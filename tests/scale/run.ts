@@ -692,6 +692,10 @@ try {
 await faulting;
 stopGrowing.done = true;
 await growing;
+// What the API server was asked until convergence, by verb and resource (since the control plane's restart, whose
+// counters start again): which writes re-synced which relations.
+const untilReady = requestsSince(new Map(), await apiRequestsByResource().catch(() => new Map()), 10);
+log(`API requests until Ready since the control plane's restart: ${JSON.stringify(untilReady)}`);
 // Where Metacontroller sent its work until convergence (both processes, every life).
 const calls = hookCalls(
   hookPorts.map((_, i) => Deno.readTextFileSync(`${plane.dir}/hooks-${i}.log`)).join("\n"),
@@ -1025,6 +1029,7 @@ const result = {
   inventoriesMissing: found.inventoriesMissing.length,
   apiServer: apiUsage,
   apiRequests: requests,
+  apiRequestsUntilReadyByResource: untilReady,
   steady,
   loadAverageAtSteady: steadyLoad,
   hookCalls: calls,
