@@ -351,6 +351,8 @@ async function measureVariant(variant: Variant): Promise<Obj> {
     );
     row(label, reviews[key]);
   }
+  const cacheReadsAfterReviews = await service.cacheReads();
+  console.log(`  cache reads after the reviews: ${cacheReadsAfterReviews}`);
   const ledger = await api("GET", `/api/v1/namespaces/${ns}/configmaps/butler-quota-ledger`);
   await api(
     "DELETE",
@@ -373,6 +375,7 @@ async function measureVariant(variant: Variant): Promise<Obj> {
     goalsMet: { throughput: throughputRatio >= 0.5, p99: p99Ratio <= 3 },
     cpuMsPerCreate: s.cpuMsPerCall,
     cacheReads,
+    cacheReadsAfterReviews,
     listReviews: {
       p99Ms: Math.max(summary(reviews.environment!).p99Ms, summary(reviews.providerconfig!).p99Ms),
       createReviewP99Ms: summary(reviews.create!).p99Ms,
