@@ -8,14 +8,9 @@
  */
 import { HOOK_ROUTES } from "./hooks/mod.ts";
 import { clearLibraryVariables, loadConfig, readEnv, SERVICE_VARIABLES } from "./lib/config/mod.ts";
-import {
-  createApp,
-  createHeapBudget,
-  createInflightTracker,
-  createWorkerPool,
-  serveTls,
-  spawnIsolate,
-} from "./lib/http/mod.ts";
+import { createApp, createInflightTracker, serveTls } from "./lib/http/mod.ts";
+import { createHeapBudget } from "./lib/foreign/mod.ts";
+import { createWorkerPool, spawnIsolate } from "./lib/isolation/mod.ts";
 import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import {
   createDelegatedAuth,

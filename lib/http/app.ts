@@ -8,9 +8,9 @@ import type { AppEnv, Runtime } from "./env.ts";
 import client from "prom-client";
 import { createHttpMetrics, type HttpMetrics } from "./metrics.ts";
 import { createDomainMetrics, type DomainMetrics } from "./domain_metrics.ts";
-import type { Offload } from "./pool.ts";
+import type { Offload } from "../isolation/mod.ts";
 import { offloadDoor, webhookDoor } from "./doors.ts";
-import type { HeapBudget } from "./heap_budget.ts";
+import type { HeapBudget } from "../foreign/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 
 /** A structured log record; the service prints one JSON line per record. */

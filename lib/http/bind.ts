@@ -17,7 +17,7 @@ import { parseTime } from "../time/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 import { capped, jsonError } from "./errors.ts";
 import { readRequest } from "./read_request.ts";
-import { poisonedComposite, poisonedDecorator, poisonKey, type PoisonNote } from "./poison.ts";
+import { poisonedComposite, poisonedDecorator, poisonKey, type PoisonNote } from "../isolation/mod.ts";
 import {
   DECISION_BUDGET_MS,
   isStaged,

@@ -10,7 +10,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { jsonError } from "./errors.ts";
 import type { AppEnv, Runtime } from "./env.ts";
-import type { Offload } from "./pool.ts";
+import type { Offload } from "../isolation/mod.ts";
 
 /** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
 const NOW_HEADER_LOWER = "x-butler-now";

@@ -1,15 +1,10 @@
 import type { HookConfig } from "../hook_context/mod.ts";
 import type { KubeClient } from "../kube/mod.ts";
 import type { Signal } from "../signals/mod.ts";
-import type { HeapBudget } from "./heap_budget.ts";
-import type { PoisonNote } from "./poison.ts";
+import type { HeapBudget } from "../foreign/mod.ts";
+import type { PoisonNote, Subject } from "../isolation/mod.ts";
 
-/** The parent a request is about, for the log line (never its body). */
-export interface Subject {
-  readonly kind: string;
-  readonly namespace?: string | undefined;
-  readonly name: string;
-}
+export type { Subject };
 
 /** What the app gives every handler. */
 export interface Runtime {

@@ -9,8 +9,7 @@ import type { z } from "zod";
 import { formatPath } from "../contract/mod.ts";
 import type { AppEnv } from "./env.ts";
 import { capped, jsonError } from "./errors.ts";
-import { type HeapRefusal, isHeapRefusal } from "./heap_budget.ts";
-import { MAX_JSON_DEPTH } from "./json_cost.ts";
+import { type HeapRefusal, isHeapRefusal, MAX_JSON_DEPTH } from "../foreign/mod.ts";
 import { bodyTooSlow, readBodyWithin } from "./doors.ts";
 
 function isJsonContentType(value: string | undefined): boolean {

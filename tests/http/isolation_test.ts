@@ -5,7 +5,8 @@
  * error) is answered with its children kept and a `HookStopped` condition, while other parents keep converging.
  */
 import assert from "node:assert/strict";
-import { createApp, createWorkerPool, spawnIsolate } from "../../lib/http/mod.ts";
+import { createApp } from "../../lib/http/mod.ts";
+import { createWorkerPool, spawnIsolate } from "../../lib/isolation/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { TEST_EPOCH } from "../../lib/testing/mod.ts";

@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { createApp, createHeapBudget, jsonHeapEstimate } from "../../lib/http/mod.ts";
+import { createApp } from "../../lib/http/mod.ts";
+import { createHeapBudget, jsonHeapEstimate } from "../../lib/foreign/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { TEST_EPOCH } from "../../lib/testing/mod.ts";
 

@@ -6,13 +6,8 @@
 import assert from "node:assert/strict";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
-import {
-  createApp,
-  createWorkerPool,
-  type Offload,
-  spawnIsolate,
-  type WorkerLike,
-} from "../../lib/http/mod.ts";
+import { createApp } from "../../lib/http/mod.ts";
+import { createWorkerPool, type Offload, spawnIsolate, type WorkerLike } from "../../lib/isolation/mod.ts";
 import { discoverGoldenCases, TEST_EPOCH } from "../../lib/testing/mod.ts";
 import type { WorkerInit } from "../../worker.ts";
 

@@ -1,6 +1,6 @@
 /**
  * Measures what `JSON.parse` takes of the heap for one shape of JSON, beside what {@linkcode jsonHeapEstimate}
- * charges it: `deno run --v8-flags=--expose-gc lib/http/json_cost_measure.ts SHAPE` prints one JSON line. A
+ * charges it: `deno run --v8-flags=--expose-gc lib/foreign/json_cost_measure.ts SHAPE` prints one JSON line. A
  * process per shape, so that nothing else lives in the heap measured (`json_cost_test.ts` runs them).
  *
  * @module

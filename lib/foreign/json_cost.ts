@@ -6,7 +6,7 @@
  * budget (docs/architecture.md, "No request can end the process").
  *
  * The cost of each token is an upper bound measured on V8 (Deno 2.9.6, `bench/json_cost_bench.ts` and
- * `lib/http/json_cost_test.ts` hold it to the heap a parse really takes, for Kubernetes objects and the shapes
+ * `lib/foreign/json_cost_test.ts` hold it to the heap a parse really takes, for Kubernetes objects and the shapes
  * that cost most per byte: empty objects and arrays, unique keys, deep nesting, numbers, long strings).
  *
  * @module

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import type { Subject } from "./env.ts";
 import type { Signal } from "../signals/mod.ts";
 import { type HookFailure, type PoisonNote, PoisonRegistry } from "./poison.ts";
 
@@ -19,6 +18,13 @@ export interface OffloadRequest {
   readonly headers: Readonly<Record<string, string>>;
   /** The clock, read once by the main thread (RFC 3339). */
   readonly now: string;
+}
+
+/** The object a request concerned, as its log line names it. */
+export interface Subject {
+  readonly kind: string;
+  readonly namespace?: string | undefined;
+  readonly name: string;
 }
 
 /** A worker's answer: what the app answered, and what the main thread logs. */
