@@ -10,6 +10,7 @@ import { clearLibraryVariables, loadReporterConfig, readEnv, REPORTER_VARIABLES 
 import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import { createDelegatedAuth, createKubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
 import { startReporter } from "./lib/reporter/mod.ts";
+import { createHeapBudget } from "./lib/foreign/mod.ts";
 
 const processLog = createProcessLog({ component: "reporter" });
 const log = processLog.info;
@@ -32,7 +33,9 @@ if (!connection) fail("the reporter needs the Kubernetes API: run it in a pod or
 
 const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
-const kube = createKubeClient(connection, { timeoutMs: 10_000, retries: 2 });
+// One heap budget for every foreign byte this process parses: the management API's objects (teams write them) and
+// every tenant's answers (issue #55).
+const kube = createKubeClient(connection, { timeoutMs: 10_000, retries: 2, budget: createHeapBudget() });
 const reporter = startReporter({
   kube,
   identity: config.identity,

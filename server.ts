@@ -126,6 +126,9 @@ const service = createApp({
   ...(pool ? { offload: pool, queueBytes: config.queueBytes } : {}),
   ...(kube ? { kube } : {}),
   ...(cache ? { cacheStats: () => cache!.stats() } : {}),
+  // With the webhook listener, a replica whose cache cannot answer is not ready: the API server's reviews go to
+  // one that can decide, and a rollout waits for the new replica's cache.
+  ...(cache && config.webhook ? { undecided: () => cache!.undecided() } : {}),
   ...(metricsAuth ? { metricsAuth } : {}),
   requireClientCert: config.tls?.clientCaFile !== undefined,
   ...(config.tls?.clientNames ? { hookClientNames: config.tls.clientNames } : {}),

@@ -37,6 +37,8 @@ export interface HeapRefusal {
 export interface HeapBudget {
   /** Charges a body before it is parsed, or says why it cannot be. */
   charge(body: Uint8Array): HeapCharge | HeapRefusal;
+  /** Charges `need` bytes of heap known otherwise (a measured bound), or says why it cannot be. */
+  reserve(need: number): HeapCharge | HeapRefusal;
   /** Bytes charged to requests in flight now. */
   readonly charged: number;
   /** The most requests may take at once, in bytes. */
@@ -100,6 +102,11 @@ export function createHeapBudget(options: HeapBudgetOptions = {}): HeapBudget {
       if (scan.tooDeep) return { need, available, limit, never: true, tooDeep: true };
       if (need > available) return { need, available, limit, never: need > limit };
       return take(need);
+    },
+    reserve(need: number): HeapCharge | HeapRefusal {
+      const limit = limitNow();
+      const available = Math.max(0, Math.min(Math.floor(heapLimit() * share) - heapUsed(), limit) - charged);
+      return need > available ? { need, available, limit, never: need > limit } : take(need);
     },
   };
 

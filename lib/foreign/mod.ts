@@ -6,3 +6,6 @@
  */
 export * from "./json_cost.ts";
 export * from "./heap_budget.ts";
+export * from "./project.ts";
+export * from "./door.ts";
+export * from "./yaml.ts";

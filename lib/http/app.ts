@@ -72,6 +72,11 @@ export interface AppOptions {
   /** The admission watch cache's figures, exported as metrics when given (the service passes its cache's). */
   readonly cacheStats?: () => KubeCacheStats;
   /**
+   * Why the service cannot decide now (the admission cache not listed yet, or its watches failing), or undefined:
+   * `/readyz` is not ready while it says something, so no review is sent to a replica that would answer 503.
+   */
+  readonly undecided?: () => string | undefined;
+  /**
    * Receives the signals of each answered request (after the answer is built). It must not throw into the
    * request: whatever it does (metrics, Events) is its own business.
    */
@@ -263,7 +268,7 @@ export function createApp(options: AppOptions): HookService {
     })
     : undefined;
   if (door) app.use("/hooks/*", door.middleware);
-  probes(app, lifecycle, metrics, options.offload, door, options.metricsAuth);
+  probes(app, lifecycle, metrics, options.offload, door, options.metricsAuth, options.undecided);
 
   for (const register of options.routes) register(app);
   const routes = app.routes
@@ -345,6 +350,7 @@ function probes(
   offload: Offload | undefined,
   door: { full(): boolean } | undefined,
   metricsAuth: AppOptions["metricsAuth"],
+  undecided: AppOptions["undecided"],
 ): void {
   // A hook worker that could not be replaced leaves the service short for good: let the kubelet restart it.
   app.get("/healthz", (c) => {
@@ -355,6 +361,8 @@ function probes(
   });
   app.get("/readyz", (c) => {
     if (lifecycle.shuttingDown) return c.json({ status: "shutting down" }, 503);
+    const why = undecided?.();
+    if (why) return c.json({ status: "not ready", reason: why }, 503);
     if (offload && door?.full()) {
       const s = offload.stats();
       return c.json({ status: "busy", workers: s.workers, queued: s.queued }, 503);

@@ -17,6 +17,8 @@ import { parseTime } from "../time/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 import { capped, jsonError } from "./errors.ts";
 import { readRequest } from "./read_request.ts";
+import { readBodyWithin } from "./doors.ts";
+import { bounded, members, merge, projectForeign, projectForeignUntil, WHOLE } from "../foreign/mod.ts";
 import { poisonedComposite, poisonedDecorator, poisonKey, type PoisonNote } from "../isolation/mod.ts";
 import {
   DECISION_BUDGET_MS,
@@ -122,6 +124,8 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
     return submit;
   };
   return async (c: Context<AppEnv>) => {
+    const stopped = binding.poisoning ? await answerPoisoned(binding, c) : undefined;
+    if (stopped) return stopped;
     const read = await readRequest(c, binding.request);
     if (read instanceof Response) return read;
     try {
@@ -146,31 +150,17 @@ async function handle<Req extends z.ZodType, Res extends z.ZodType>(
   if (now instanceof Response) return now;
 
   const context = { now, config: runtime.hookConfig };
-  if (binding.poisoning && runtime.poison) {
-    const metadata = binding.poisoning.object(request).metadata;
-    const key = poisonKey(c.req.path, metadata);
-    runtime.poison.started(key);
-    const note = runtime.poison.note(key, now);
-    if (note) {
-      c.set("failure", `hook not run: its parent is poisoned (${note.failure}, ${note.count} times)`);
-      return answer(
-        binding,
-        c,
-        request,
-        binding.poisoning.answer(request, hookName(c.req.path), note, now),
-        context,
-      );
-    }
-  }
   const plan = (reads: Reads) => binding.plan?.(request, reads, context) ?? {};
   const kube = runtime.kube;
   if (Object.keys(plan({})).length && !kube) {
     return jsonError(c, 503, NO_API);
   }
-  // Unauthenticated callers write nothing: a decision that holds once written holds now, unwritten.
+  // Unauthenticated callers write nothing: a decision that holds once written holds now, unwritten. Nor do they
+  // make the service list anything from the API.
   if (runtime.admissionWrites === false) {
     const unwritten = { ...binding, run: answerUnwritten(binding.run) };
-    const outcome = await decideAlone(unwritten, request, plan, context, kube, performance.now());
+    const reader = kube && unauthenticatedReader(kube);
+    const outcome = await decideAlone(unwritten, request, plan, context, reader, performance.now());
     return settle(binding, c, request, outcome, context);
   }
   const key = kube && binding.group?.key(request);
@@ -178,6 +168,101 @@ async function handle<Req extends z.ZodType, Res extends z.ZodType>(
     ? await groupOf(kube)(key, { request, plan, context, started: performance.now() })
     : await decideAlone(binding, request, plan, context, kube, performance.now());
   return settle(binding, c, request, outcome, context);
+}
+
+/**
+ * What a review nobody authenticated may make the service read: single objects (one object's worth each), and
+ * lists from the watch cache only: a list it asks live is read `consistent` (the collection's revision, one
+ * object's worth, shared by every review that asks at once, then the cache), so a flood of forged reviews costs
+ * the API server nothing that grows with the cluster (issue #55). It writes nothing.
+ */
+export function unauthenticatedReader(kube: KubeClient): KubeClient {
+  return {
+    get: (path, options) => kube.get(path, options),
+    list: (path, options = {}) => {
+      const { live, ...rest } = options;
+      return kube.list(path, live ? { ...rest, consistent: true } : rest);
+    },
+    write: () => Promise.reject(new Error("an unauthenticated review writes nothing")),
+  };
+}
+
+/**
+ * What a hook call's body is read for before it is parsed: whom it is about, and what a poisoned answer keeps. The
+ * parent's spec (what a team wrote) and the related objects are skipped in the bytes; children, attachments and
+ * the parent's status are Metacontroller's copies of what the hooks made.
+ */
+const IDENTITY = members({
+  apiVersion: bounded(256),
+  kind: bounded(256),
+  metadata: members({
+    uid: bounded(64),
+    name: bounded(256),
+    namespace: bounded(256),
+    generation: bounded(32),
+  }),
+});
+const WHOM = members({ parent: IDENTITY, object: IDENTITY });
+const POISON_VIEW = (() => {
+  const parent = merge(IDENTITY, members({ status: WHOLE }));
+  return members({ parent, object: parent, children: WHOLE, attachments: WHOLE, finalizing: bounded(8) });
+})();
+
+/**
+ * Before a hook call's body is parsed: the parent it is about, read from its bytes (a projection, which parses
+ * nothing of its spec), is told to the pool, so that a call that ends its worker or runs past its deadline while
+ * parsing is charged to that parent like any other failure; and a poisoned parent is answered from the same
+ * projection, its hook not run and its body never parsed whole. Undefined when the call goes on to its hook.
+ */
+async function answerPoisoned<Req extends z.ZodType, Res extends z.ZodType>(
+  binding: Binding<Req, Res>,
+  c: Context<AppEnv>,
+): Promise<Response | undefined> {
+  const runtime = c.get("runtime");
+  if (!binding.poisoning || !runtime.poison || !runtime.heapBudget) return undefined;
+  const body = await readBodyWithin(c);
+  if (body === undefined) return undefined; // the read below answers 408
+  const bytes = new Uint8Array(body);
+  let whom: Record<string, unknown> | undefined;
+  try {
+    whom = projectForeignUntil(bytes, WHOM, ["parent", "object"], runtime.heapBudget);
+  } catch {
+    return undefined; // not JSON, or not now: the read below answers
+  }
+  const parent = (whom?.parent ?? whom?.object) as { metadata?: Record<string, unknown> } | undefined;
+  const m = parent?.metadata;
+  if (typeof m?.name !== "string") return undefined; // not a hook call: the schema below says so
+  const key = poisonKey(c.req.path, {
+    name: m.name,
+    ...(typeof m.uid === "string" ? { uid: m.uid } : {}),
+    ...(typeof m.namespace === "string" ? { namespace: m.namespace } : {}),
+    ...(typeof m.generation === "number" ? { generation: m.generation } : {}),
+  });
+  runtime.poison.started(key);
+  const now = clockOf(c);
+  if (now instanceof Response) return now;
+  const note = runtime.poison.note(key, now);
+  if (!note) return undefined;
+  c.set("failure", `hook not run: its parent is poisoned (${note.failure}, ${note.count} times)`);
+  let view: Record<string, unknown>;
+  try {
+    view = projectForeign(bytes, POISON_VIEW, runtime.heapBudget) as Record<string, unknown>;
+  } catch {
+    return undefined; // the read below answers
+  }
+  const request = { ...view, children: view.children ?? {}, attachments: view.attachments ?? {} } as z.output<
+    Req
+  >;
+  const subject = binding.subject(request);
+  if (subject) c.set("subject", subject);
+  const context = { now, config: runtime.hookConfig };
+  return answer(
+    binding,
+    c,
+    request,
+    binding.poisoning.answer(request, hookName(c.req.path), note, now),
+    context,
+  );
 }
 
 /** A decision function whose staged writes are dropped: the answer it would give once written, now. */

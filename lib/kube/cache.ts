@@ -12,11 +12,17 @@
  * - a read that asks for `atLeast` a resourceVersion is answered from memory only once the watch has applied
  *   every change up to it; it waits for the watch a moment, then reads the API (resourceVersions are compared as
  *   the etcd revisions they are; one that is not a number is never taken as reached);
+ * - a `consistent` read is as fresh as a live one without listing the collection: it reads the collection's
+ *   current resourceVersion (one object's worth: `limit=1`, one such read in flight per collection however many
+ *   wait on it), then answers from memory once the watch has reached it;
+ * - what is kept of each object, and what a live read of a cached collection returns, is its projection
+ *   (`lib/foreign/project.ts`): what a team stores beside the fields read is never parsed;
  * - writes always go to the API, under the precondition the caller gives.
  *
  * @module
  */
 import { type FullKubeClient, KubeApiError, type KubeClient, type ReadFreshness } from "./client.ts";
+import { bounded, members, type Projection } from "../foreign/mod.ts";
 import { isRevision, reached } from "./revision.ts";
 import { startWatch, type Watcher, type WatchHealth, type WatchOptions } from "./watch.ts";
 
@@ -28,7 +34,9 @@ export interface CachedCollection {
   readonly resource: string;
   /** Only objects of this name are cached (the watch selects them by `metadata.name`); GETs of others read live. */
   readonly name?: string;
-  /** Reduces an object to what readers use (default: kept whole). */
+  /** What of each object is read and kept, here and on a live read (default: the whole object). */
+  readonly projection?: Projection;
+  /** Reduces an object, as projected, to what readers use (default: kept as projected). */
   readonly select?: (raw: unknown) => unknown;
 }
 
@@ -43,6 +51,12 @@ export interface KubeCacheOptions {
   readonly waitMs?: number;
   /** How long a read waits for a collection's first list before it fails (default 3,000 ms). */
   readonly syncWaitMs?: number;
+  /** How long a `consistent` read waits for the watch to reach the revision it read (default 2,000 ms). */
+  readonly consistentWaitMs?: number;
+  /** How long a collection may fail to list and watch before the cache says it cannot decide (default 30,000 ms). */
+  readonly staleMs?: number;
+  /** Milliseconds since the epoch; `Date.now` by default. */
+  readonly clock?: () => number;
   /** Called when a collection's watch changes health (a failing list or watch says why, attempt by attempt). */
   readonly onHealth?: (resource: string, health: WatchHealth) => void;
   /** Watch settings shared by every collection (tests shorten backoffs). */
@@ -66,6 +80,11 @@ export interface KubeCacheStats {
 export interface KubeCache extends KubeClient {
   /** True once every collection has been listed. */
   readonly synced: boolean;
+  /**
+   * Why reads cannot be answered now, or undefined: a collection not listed yet, or whose list and watch have
+   * failed for longer than `staleMs` (its objects are then as old as its last contact).
+   */
+  undecided(): string | undefined;
   /** Starts the watches now rather than at the first read (idempotent). */
   start(): void;
   stats(): KubeCacheStats;
@@ -77,6 +96,8 @@ const PATH = /^(\/api\/v1|\/apis\/[^/?]+\/[^/?]+)(?:\/namespaces\/([^/?]+))?\/([
 
 interface Entry {
   readonly collection: CachedCollection;
+  /** The current revision being read for `consistent` reads, shared by every read that waits on it. */
+  revision?: Promise<string | undefined>;
   readonly watcher: Watcher<unknown>;
   /** Kept objects by namespace ("" for cluster-scoped ones), then name. */
   readonly byNamespace: Map<string, Map<string, unknown>>;
@@ -108,6 +129,7 @@ function watchCollection(options: KubeCacheOptions, collection: CachedCollection
       ...options.watch,
       client,
       path: `${collection.prefix}/${collection.resource}${field}`,
+      ...(collection.projection ? { projection: collection.projection } : {}),
       select: collection.select ?? ((raw: unknown) => raw),
       ...(options.onHealth
         ? { onHealth: (h: WatchHealth) => options.onHealth!(collection.resource, h) }
@@ -183,12 +205,12 @@ async function servableRoute<R extends { entry: Entry }>(
   r: R | undefined,
   path: string,
   freshness: ReadFreshness,
-  waitMs: number,
-  syncWaitMs: number,
+  waits: { waitMs: number; syncWaitMs: number; consistentWaitMs: number },
+  client: FullKubeClient,
 ): Promise<R | undefined> {
   if (!r) return undefined;
   const w = r.entry.watcher;
-  if (!(await until(r.entry, () => w.synced, syncWaitMs))) {
+  if (!(await until(r.entry, () => w.synced, waits.syncWaitMs))) {
     throw new KubeApiError(
       503,
       "CacheNotSynced",
@@ -196,12 +218,53 @@ async function servableRoute<R extends { entry: Entry }>(
       path,
     );
   }
+  if (freshness.consistent) {
+    const current = await currentRevision(r.entry, client);
+    if (current === undefined || !isRevision(current)) return r;
+    if (await until(r.entry, () => reached(w.resourceVersion, current), waits.consistentWaitMs)) return r;
+    throw new KubeApiError(
+      503,
+      "CacheBehind",
+      `the admission cache of ${r.entry.collection.resource} has not reached revision ${current} yet`,
+      path,
+    );
+  }
   const want = freshness.atLeast;
   if (want === undefined) return r;
   if (!isRevision(want)) return undefined;
-  return (await until(r.entry, () => reached(w.resourceVersion, want), freshness.hurry ? 0 : waitMs))
+  return (await until(r.entry, () => reached(w.resourceVersion, want), freshness.hurry ? 0 : waits.waitMs))
     ? r
     : undefined;
+}
+
+/** What a revision read keeps of its one-object page. */
+const REVISION = members({ metadata: members({ resourceVersion: bounded(64) }) });
+
+/**
+ * The collection's resourceVersion now, read with `limit=1` (the API server answers a list at its current
+ * revision); one read in flight per collection, shared by every read that asks meanwhile.
+ */
+function currentRevision(entry: Entry, client: FullKubeClient): Promise<string | undefined> {
+  if (!entry.revision) {
+    const { prefix, resource, name } = entry.collection;
+    const field = name ? `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}&` : "";
+    entry.revision = client.get(`${prefix}/${resource}?${field}limit=1`, { projection: REVISION })
+      .then((page) =>
+        (page as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion
+      )
+      .finally(() => entry.revision = undefined);
+  }
+  return entry.revision;
+}
+
+/**
+ * The label selector `key=value[,key=value]` (equality only, as admission writes them) as a predicate on an
+ * object's labels; undefined for any other form, which is read from the API.
+ */
+function equalitySelector(selector: string): ((labels: Record<string, string>) => boolean) | undefined {
+  const pairs = selector.split(",").map((term) => /^([^=!<>\s,]+)==?([^=!<>\s,]*)$/.exec(term.trim()));
+  if (pairs.some((m) => !m)) return undefined;
+  return (labels) => pairs.every((m) => labels[m![1]!] === m![2]);
 }
 
 /**
@@ -217,7 +280,8 @@ async function servableRoute<R extends { entry: Entry }>(
  * ```
  */
 export function createKubeCache(options: KubeCacheOptions): KubeCache {
-  const { client, waitMs = 200, syncWaitMs = 3000 } = options;
+  const { client, waitMs = 200, syncWaitMs = 3000, consistentWaitMs = 2000 } = options;
+  const waits = { waitMs, syncWaitMs, consistentWaitMs };
   let hits = 0, misses = 0;
   const entries = new Map<string, Entry>();
   let started = false;
@@ -248,7 +312,15 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
   }
 
   const servable = (path: string, freshness: ReadFreshness) =>
-    freshness.live ? undefined : servableRoute(route(path), path, freshness, waitMs, syncWaitMs);
+    freshness.live ? undefined : servableRoute(route(path), path, freshness, waits, client);
+
+  /** A read of the API: projected and selected as the cache keeps the collection, when it is one. */
+  const fromApi = (path: string) => {
+    const collection = route(path)?.entry.collection;
+    const projection = collection?.projection ? { projection: collection.projection } : {};
+    const select = collection?.select ?? ((raw: unknown) => raw);
+    return { projection, select };
+  };
 
   return {
     async get(path, freshness = {}) {
@@ -256,25 +328,51 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
       const { name: only } = r?.entry.collection ?? {};
       if (!r || r.name === undefined || (only !== undefined && r.name !== only)) {
         misses++;
-        return client.get(path);
+        const { projection, select } = fromApi(path);
+        const raw = await client.get(path, projection);
+        return raw === undefined ? undefined : select(raw);
       }
       hits++;
       return r.entry.byNamespace.get(r.namespace ?? "")?.get(r.name);
     },
     async list(path, opts = {}) {
-      const r = opts.labelSelector ? undefined : await servable(path, opts);
-      if (!r || r.name !== undefined) {
+      const matches = opts.labelSelector ? equalitySelector(opts.labelSelector) : () => true;
+      const r = matches ? await servable(path, opts) : undefined;
+      if (!r || r.name !== undefined || !matches) {
         misses++;
-        return client.list(path, opts.labelSelector ? { labelSelector: opts.labelSelector } : {});
+        const { projection, select } = fromApi(path);
+        const items = await client.list(path, {
+          ...projection,
+          ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+        });
+        return items.map(select);
       }
       hits++;
-      return listOf(r.entry, r.namespace);
+      const items = listOf(r.entry, r.namespace);
+      return opts.labelSelector
+        ? items.filter((o) =>
+          matches((o as { metadata?: { labels?: Record<string, string> } })?.metadata?.labels ?? {})
+        )
+        : items;
     },
     write: (method, path, body) => client.write(method, path, body),
     start,
     get synced() {
       if (!started) return false;
       return [...entries.values()].every((e) => e.watcher.synced);
+    },
+    undecided() {
+      if (!started) return "the admission cache has not started";
+      const now = (options.clock ?? Date.now)();
+      for (const { collection, watcher } of entries.values()) {
+        if (!watcher.synced) return `the admission cache of ${collection.resource} has not been listed yet`;
+        const h = watcher.health;
+        const since = Math.round((now - watcher.lastContact) / 1000);
+        if (h.state === "failing" && now - watcher.lastContact > (options.staleMs ?? 30_000)) {
+          return `the admission cache of ${collection.resource} has not reached the API for ${since}s (${h.error.reason})`;
+        }
+      }
+      return undefined;
     },
     stats: () => ({
       objects: Object.fromEntries(

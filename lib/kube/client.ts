@@ -4,8 +4,24 @@
  * retries with backoff on 429, 5xx and network errors, and typed errors. Hand-written on `fetch` rather than `@kubernetes/client-node`: under Deno that library took 638 ms to
  * import and raised the process from 33 to 139 MiB RSS (docs/performance.md), for the few calls admission needs.
  *
+ * Every answer is foreign bytes (a tenant's API server, or objects a team wrote): it is read up to a cap and parsed
+ * through the door of `lib/foreign`, charged to the client's heap budget first, or projected to what the caller
+ * keeps.
+ *
  * @module
  */
+import {
+  bounded,
+  createHeapBudget,
+  each,
+  ForeignRefused,
+  type HeapBudget,
+  members,
+  parseForeign,
+  projectForeign,
+  type Projection,
+  WHOLE,
+} from "../foreign/mod.ts";
 
 /**
  * How fresh a read must be. The API itself always satisfies both; a cache ({@linkcode createKubeCache}) serves
@@ -18,14 +34,25 @@ export interface ReadFreshness {
   readonly atLeast?: string;
   /** With `atLeast`: read the API at once rather than wait for the watch to reach it. */
   readonly hurry?: boolean;
+  /**
+   * As fresh as `live`, for a cached collection without listing it: its current revision read (one object), then
+   * the cache once it has reached it. The API itself satisfies it as any read.
+   */
+  readonly consistent?: boolean;
+}
+
+/** How a read is made: its freshness, and what of each object is kept (the whole object by default). */
+export interface ReadOptions extends ReadFreshness {
+  /** What of the object (of each item, for a list) is parsed and kept; the rest is skipped unparsed. */
+  readonly projection?: Projection;
 }
 
 /** What admission reads: one object (absent is `undefined`, not an error) or the items of a list. */
 export interface KubeReader {
   /** GETs `path` (e.g. `/apis/butler.butlerlabs.dev/v1alpha1/teams/payments`); `undefined` when 404. */
-  get(path: string, options?: ReadFreshness): Promise<unknown | undefined>;
-  /** GETs a collection `path` with an optional label selector and returns its items. */
-  list(path: string, options?: { labelSelector?: string } & ReadFreshness): Promise<unknown[]>;
+  get(path: string, options?: ReadOptions): Promise<unknown | undefined>;
+  /** GETs a collection `path`, page by page, with an optional label selector and returns its items. */
+  list(path: string, options?: { labelSelector?: string } & ReadOptions): Promise<unknown[]>;
 }
 
 /** A {@linkcode KubeReader} that can also write, for the one object admission writes (the quota ledger). */
@@ -56,6 +83,8 @@ export interface FullKubeClient extends KubeClient {
    * status other than 200 is a {@linkcode KubeApiError}.
    */
   stream(path: string, signal: AbortSignal): Promise<Response>;
+  /** The heap budget its answers are charged to; a watch over {@linkcode stream} charges its pages and events too. */
+  readonly budget: HeapBudget;
 }
 
 /** An API answer that is not a success: the HTTP status and the API's own `reason` and `message`. */
@@ -104,6 +133,10 @@ export interface KubeClientOptions {
   readonly maxResponseBytes?: number;
   /** How long a stream may take to answer with its headers (connect, TLS, headers); default 10,000 ms. */
   readonly openTimeoutMs?: number;
+  /** What parsing answers may cost this isolate's heap (see `lib/foreign`); a budget of its own by default. */
+  readonly budget?: HeapBudget;
+  /** Objects per page of a list (default 500; halved for a page too large or too costly, down to one). */
+  readonly pageSize?: number;
 }
 
 const RETRIED = new Set([429, 500, 502, 503, 504]);
@@ -165,6 +198,7 @@ export function createKubeClient(
   const server = connection.server.replace(/\/+$/, "");
   const maxBytes = options.maxResponseBytes ?? 8 * 1024 * 1024;
   const openTimeoutMs = options.openTimeoutMs ?? 10_000;
+  const budget = options.budget ?? createHeapBudget();
 
   async function attempt(
     path: string,
@@ -175,16 +209,21 @@ export function createKubeClient(
     return await doFetch(`${server}${path}`, requestInit(connection, method, body, signal));
   }
 
-  async function request(method: string, path: string, body?: unknown): Promise<unknown | undefined> {
+  async function request(
+    method: string,
+    path: string,
+    body?: unknown,
+    projection?: Projection,
+  ): Promise<unknown | undefined> {
     for (let n = 0;; n++) {
       let res: Response | undefined;
       let failure: unknown;
       try {
         res = await attempt(path, method, body);
         // The timeout covers the body too: a slow or cut body is a failed attempt like a slow answer.
-        if (res.ok) return JSON.parse(await readCapped(res, maxBytes, path));
+        if (res.ok) return decode(await readBytes(res, maxBytes, path), budget, path, projection);
       } catch (err) {
-        // An answer too large is the server's doing, not the network's: not retried.
+        // An answer too large or too costly is the server's doing, not the network's: not retried.
         if (err instanceof KubeApiError) throw err;
         failure = err;
         res = undefined;
@@ -204,14 +243,27 @@ export function createKubeClient(
     }
   }
 
+  const pageSize = options.pageSize ?? 500;
   return {
-    get: (path) => request("GET", path),
+    get: (path, opts = {}) => request("GET", path, undefined, opts.projection),
     async list(path, opts = {}) {
-      const query = opts.labelSelector ? `?labelSelector=${encodeURIComponent(opts.labelSelector)}` : "";
-      const list = await request("GET", `${path}${query}`) as { items?: unknown[] } | undefined;
-      return list?.items ?? [];
+      const selector = opts.labelSelector ? `labelSelector=${encodeURIComponent(opts.labelSelector)}&` : "";
+      const items: unknown[] = [];
+      await listPages(
+        (limit, cont) =>
+          request(
+            "GET",
+            `${path}?${selector}limit=${limit}${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`,
+            undefined,
+            pageProjection(opts.projection),
+          ) as Promise<ListPage | undefined>,
+        pageSize,
+        (page) => items.push(...page.items ?? []),
+      );
+      return items;
     },
     write: (method, path, body) => request(method, path, body),
+    budget,
     apply: (path, body, fieldManager) =>
       request("PATCH", `${path}?fieldManager=${encodeURIComponent(fieldManager)}&force=true`, body),
     async remove(path) {
@@ -253,8 +305,8 @@ async function openStream(
  * a Status is a few hundred bytes, and the rest is not read).
  */
 async function apiError(res: Response, path: string, maxBytes: number): Promise<KubeApiError> {
-  const body = await readCapped(res, Math.min(maxBytes, 64 * 1024), path)
-    .then((text) => JSON.parse(text))
+  const body = await readBytes(res, Math.min(maxBytes, 64 * 1024), path)
+    .then((bytes) => projectForeign(bytes, STATUS, STATUS_BUDGET))
     .catch(() => ({})) as { reason?: unknown; message?: unknown };
   return new KubeApiError(
     res.status,
@@ -264,9 +316,77 @@ async function apiError(res: Response, path: string, maxBytes: number): Promise<
   );
 }
 
-/** Reads a response body as text, failing past `max` bytes without reading the rest. */
-export async function readCapped(res: Response, max: number, path: string): Promise<string> {
-  if (!res.body) return "";
+/** What is read of a failed answer's Status: its reason and message, at most 4 KiB each. */
+const STATUS = members({ reason: bounded(4096), message: bounded(4096) });
+/** A Status is read up to 64 KiB: its parse is charged to a budget of its own, 8 MiB at most. */
+const STATUS_BUDGET = createHeapBudget({ maxInFlight: 8 * 1024 * 1024 });
+
+/** A page of a list, as {@linkcode pageProjection} keeps it. */
+export interface ListPage {
+  readonly items?: unknown[];
+  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string };
+}
+
+/** What is kept of a list page: its items (each projected) and its metadata. */
+export function pageProjection(items: Projection = WHOLE): Projection {
+  return members({ items: each(items), metadata: members({ resourceVersion: WHOLE, continue: WHOLE }) });
+}
+
+/**
+ * Reads a list page by page through `fetchPage(limit, continue)`, handing each to `onPage`. A page over the answer
+ * cap, or whose parse the heap budget cannot hold now, is asked again with half as many objects, down to one: a
+ * collection of large objects is paged, never left unread. Past `maxPages` the list stops (returns false).
+ */
+export async function listPages(
+  fetchPage: (limit: number, cont: string | undefined) => Promise<ListPage | undefined>,
+  pageSize: number,
+  onPage: (page: ListPage) => void,
+  maxPages = Infinity,
+): Promise<boolean> {
+  let limit = pageSize;
+  let cont: string | undefined;
+  for (let pages = 0;; pages++) {
+    if (pages >= maxPages) return false;
+    let page: ListPage | undefined;
+    try {
+      page = await fetchPage(limit, cont);
+    } catch (err) {
+      const smaller = err instanceof KubeApiError &&
+        (err.reason === "TooLarge" || err.reason === "TooCostly") &&
+        limit > 1;
+      if (!smaller) throw err;
+      limit = Math.max(1, Math.floor(limit / 2));
+      pages--;
+      continue;
+    }
+    onPage(page ?? {});
+    cont = page?.metadata?.continue || undefined;
+    if (!cont) return true;
+  }
+}
+
+/**
+ * An answer's value: parsed through the door (charged first), or projected. A parse the budget cannot hold is a
+ * {@linkcode KubeApiError} `TooCostly` (the caller may ask for less), bytes that are not JSON `BadResponse`.
+ */
+export function decode(
+  bytes: Uint8Array,
+  budget: HeapBudget,
+  path: string,
+  projection?: Projection,
+): unknown {
+  try {
+    return projection ? projectForeign(bytes, projection, budget) : parseForeign(bytes, budget);
+  } catch (err) {
+    if (err instanceof ForeignRefused) throw new KubeApiError(0, "TooCostly", err.message, path);
+    if (err instanceof SyntaxError) throw new KubeApiError(0, "BadResponse", err.message, path);
+    throw err;
+  }
+}
+
+/** Reads a response body, failing past `max` bytes without reading the rest. */
+export async function readBytes(res: Response, max: number, path: string): Promise<Uint8Array> {
+  if (!res.body) return new Uint8Array();
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -286,5 +406,5 @@ export async function readCapped(res: Response, max: number, path: string): Prom
     all.set(c, at);
     at += c.byteLength;
   }
-  return new TextDecoder().decode(all);
+  return all;
 }

@@ -7,8 +7,9 @@
  * @module
  */
 import { chunkReader } from "./chunks.ts";
-import { type FullKubeClient, KubeApiError, readCapped } from "./client.ts";
+import { decode, type FullKubeClient, KubeApiError, listPages, pageProjection, readBytes } from "./client.ts";
 import { objectKey } from "../contract/object.ts";
+import { bounded, members, merge, type Projection, WHOLE } from "../foreign/mod.ts";
 
 /** How a watch is doing. */
 export type WatchHealth =
@@ -21,14 +22,22 @@ export interface WatchOptions<T> {
   readonly client: FullKubeClient;
   /** The collection, e.g. `/api/v1/services` or `/apis/butler.butlerlabs.dev/v1alpha1/tenantclusters`. */
   readonly path: string;
-  /** Reduces an object to what is kept; `undefined` drops it (and removes an earlier copy). */
+  /**
+   * What of each object is parsed at all (see `lib/foreign/project.ts`): the rest of the bytes is skipped, never
+   * built. The whole object when unset. The watch adds what it needs itself (name, namespace, resourceVersion).
+   */
+  readonly projection?: Projection;
+  /** Reduces an object (as projected) to what is kept; `undefined` drops it (and removes an earlier copy). */
   readonly select: (raw: unknown) => T | undefined;
   /** Objects kept at most; beyond, new ones are not kept and `overflow` is set until the next list. */
   readonly maxItems?: number;
   /** Largest list page or watch event read, in bytes (default 8 MiB for a page, 1 MiB for an event). */
   readonly maxPageBytes?: number;
   readonly maxEventBytes?: number;
-  /** Objects per list page (default 500). */
+  /**
+   * Objects per list page (default 500); a page over `maxPageBytes`, or whose parse the client's heap budget cannot
+   * hold now, is asked again with half as many, down to one.
+   */
   readonly pageSize?: number;
   /**
    * List pages read at most (default: enough for `maxItems` and two more, else 10,000): a server that answers
@@ -163,6 +172,8 @@ class WatchLoop<T> {
   readonly #pageSize: number;
   readonly #maxListPages: number;
   readonly #sep: string;
+  readonly #object: Projection;
+  readonly #event: Projection;
 
   constructor(options: WatchOptions<T>) {
     this.#o = options;
@@ -173,6 +184,8 @@ class WatchLoop<T> {
     this.#maxListPages = options.maxListPages ??
       (Number.isFinite(this.#maxItems) ? Math.ceil(this.#maxItems / this.#pageSize) + 2 : 10_000);
     this.#sep = options.path.includes("?") ? "&" : "?";
+    this.#object = merge(options.projection ?? WHOLE, IDENTITY);
+    this.#event = members({ type: bounded(64), object: merge(this.#object, STATUS) });
   }
 
   /** Lists, then watches from the list's version, until stopped; relists on 410, backs off on errors. */
@@ -227,33 +240,32 @@ class WatchLoop<T> {
     this.#o.onProgress?.(rv);
   }
 
-  /** Lists the collection in pages (a page count bounded: past it, the list is incomplete) and replaces the kept set. */
+  /**
+   * Lists the collection in pages (a page count bounded: past it, the list is incomplete), each read through the
+   * door of `lib/foreign` as the projection keeps it, and replaces the kept set.
+   */
   async list(): Promise<void> {
     const { client, path, maxPageBytes = 8 * 1024 * 1024, listTimeoutMs = 15_000 } = this.#o;
     const next = new Map<string, T>();
     this.overflow = false;
-    let cont: string | undefined;
     let rv: string | undefined;
-    let pages = 0;
-    do {
-      if (pages++ >= this.#maxListPages) {
-        this.overflow = true;
-        break;
-      }
-      const url = `${path}${this.#sep}limit=${this.#pageSize}${
-        cont ? `&continue=${encodeURIComponent(cont)}` : ""
-      }`;
-      const signal = AbortSignal.any([this.stopper.signal, AbortSignal.timeout(listTimeoutMs)]);
-      const res = await client.stream(url, signal);
-      const page = JSON.parse(await readCapped(res, maxPageBytes, path)) as {
-        items?: unknown[];
-        metadata?: { resourceVersion?: string; continue?: string };
-      };
-      this.lastContact = this.#clock();
-      for (const raw of page.items ?? []) this.put(next, raw, false);
-      rv ??= page.metadata?.resourceVersion;
-      cont = page.metadata?.continue || undefined;
-    } while (cont);
+    const page = pageProjection(this.#object);
+    const complete = await listPages(
+      async (limit, cont) => {
+        const url = `${path}${this.#sep}limit=${limit}${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`;
+        const signal = AbortSignal.any([this.stopper.signal, AbortSignal.timeout(listTimeoutMs)]);
+        const res = await client.stream(url, signal);
+        return decode(await readBytes(res, maxPageBytes, path), client.budget, path, page) as ListPageOf;
+      },
+      this.#pageSize,
+      (p) => {
+        this.lastContact = this.#clock();
+        for (const raw of p.items ?? []) this.put(next, raw, false);
+        rv ??= p.metadata?.resourceVersion;
+      },
+      this.#maxListPages,
+    );
+    if (!complete) this.overflow = true;
     this.items = next;
     this.synced = true;
     if (rv) this.progress(rv);
@@ -285,14 +297,14 @@ class WatchLoop<T> {
       await readEvents(res.body!, maxEventBytes, path, () => {
         rearm();
         this.lastContact = this.#clock();
-      }, (event) => this.handle(event));
+      }, (line) => this.handle(decode(line, client.budget, path, this.#event) as WatchEvent));
     } finally {
       clearTimeout(idle);
     }
   }
 
   /** Applies one watch event: an object added, changed or deleted, a bookmark, or an error (410: relist). */
-  handle(event: { type?: string; object?: unknown }): void {
+  handle(event: WatchEvent): void {
     if (event.type === "ERROR") {
       const status = event.object as { code?: number; reason?: string; message?: string } | undefined;
       if (status?.code === 410) throw new Gone();
@@ -336,20 +348,22 @@ class WatchLoop<T> {
 }
 
 /**
- * Reads a watch stream's events, one JSON object per line, each at most `maxEventBytes`. A TextDecoder rather than
- * a TextDecoderStream, and a small buffer of our own: one watch per tenant waits on a read all the time, and each
- * piped stream or default read buffer costs memory.
+ * Reads a watch stream's events, one JSON object per line, each at most `maxEventBytes`, and hands each line's bytes
+ * to `onLine`. Linear in the bytes however they are cut: each chunk is copied once into a buffer that grows by
+ * doubling, and only its new bytes are searched for the end of a line (a tenant sending one-byte chunks costs one
+ * step per byte, not one per byte already held). The chunks come through a small reused buffer
+ * ({@linkcode chunkReader}): one watch per tenant waits on a read all the time.
  */
-async function readEvents(
+export async function readEvents(
   body: ReadableStream<Uint8Array>,
   maxEventBytes: number,
   path: string,
   onBytes: () => void,
-  onEvent: (event: { type?: string; object?: unknown }) => void,
+  onLine: (line: Uint8Array) => void,
 ): Promise<void> {
   const reader = chunkReader(body);
-  const decoder = new TextDecoder();
-  let buffer = "";
+  let buffer = new Uint8Array(4096);
+  let held = 0;
   const tooLarge = async () => {
     await reader.cancel();
     return new KubeApiError(0, "TooLarge", `watch event over ${maxEventBytes} bytes`, path);
@@ -358,14 +372,47 @@ async function readEvents(
     const value = await reader.read();
     if (!value) return;
     onBytes();
-    buffer += decoder.decode(value, { stream: true });
-    let nl: number;
-    while ((nl = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      if (line.length > maxEventBytes) throw await tooLarge();
-      if (line.trim()) onEvent(JSON.parse(line));
+    if (held + value.length > buffer.length) {
+      const grown = new Uint8Array(Math.max(buffer.length * 2, held + value.length));
+      grown.set(buffer.subarray(0, held));
+      buffer = grown;
     }
-    if (buffer.length > maxEventBytes) throw await tooLarge();
+    let searchFrom = held;
+    buffer.set(value, held);
+    held += value.length;
+    const view = buffer.subarray(0, held);
+    let start = 0;
+    for (let nl = view.indexOf(NEWLINE, searchFrom); nl >= 0; nl = view.indexOf(NEWLINE, searchFrom)) {
+      if (nl - start > maxEventBytes) throw await tooLarge();
+      if (!isBlank(buffer, start, nl)) onLine(buffer.slice(start, nl));
+      start = searchFrom = nl + 1;
+    }
+    if (start > 0) {
+      buffer.copyWithin(0, start, held);
+      held -= start;
+    }
+    if (held > maxEventBytes) throw await tooLarge();
   }
 }
+
+const NEWLINE = 0x0a;
+
+function isBlank(bytes: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const b = bytes[i]!;
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
+  }
+  return true;
+}
+
+/** A watch event as the projection keeps it. */
+type WatchEvent = { type?: string; object?: unknown };
+type ListPageOf = { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
+
+/** What a watch reads of every object, whatever else its projection keeps: where it is, and its version. */
+const IDENTITY = members({
+  metadata: members({ name: bounded(253), namespace: bounded(253), resourceVersion: bounded(64) }),
+});
+
+/** What an ERROR event's Status says. */
+const STATUS = members({ code: WHOLE, reason: bounded(256), message: bounded(4096) });

@@ -17,6 +17,7 @@ import {
   type Watcher,
 } from "../kube/mod.ts";
 import { decodeBase64 } from "../encoding/base64.ts";
+import { bounded, each, ForeignRefused, members, parseForeignYaml, type Projection } from "../foreign/mod.ts";
 import {
   type FactResult,
   INVENTORY_LIMITS,
@@ -79,6 +80,39 @@ const MIN_WRITE_INTERVAL_MS = 1000;
 const DEBOUNCE_MS = 100;
 /** How often the worker checks whether a heartbeat is due or its health changed (ms). */
 const TICK_MS = 5000;
+
+/**
+ * The longest kubeconfig a tenant's Secret may hold: a Cluster API kubeconfig with an embedded CA, client
+ * certificate and key is about 6 KiB. Its YAML is charged at the worst measured cost before it is parsed
+ * (`lib/foreign/yaml.ts`).
+ */
+export const KUBECONFIG_MAX_BYTES = 16 * 1024;
+
+/** What the Secret's key is kept as when its value is longer than a kubeconfig may be. */
+const KUBECONFIG_TOO_LONG = Object.freeze({ tooLong: true });
+
+/** What is read of the kubeconfig Secret: its version and its one key (base64 of at most the bound), no more. */
+function kubeconfigSecret(key: string): Projection {
+  return members({
+    metadata: members({ resourceVersion: bounded(64) }),
+    data: members(
+      {},
+      (k) =>
+        k === key ? bounded(Math.ceil(KUBECONFIG_MAX_BYTES / 3) * 4 + 2, KUBECONFIG_TOO_LONG) : undefined,
+    ),
+  });
+}
+
+/** What is read of a tenant's Service: what `serviceFact` reads, each part bounded. */
+const SERVICE: Projection = members({
+  metadata: members({ namespace: bounded(256), name: bounded(256), creationTimestamp: bounded(64) }),
+  spec: members({ type: bounded(64) }),
+  status: members({
+    loadBalancer: members({
+      ingress: each(members({ ip: bounded(64), hostname: bounded(256) }), INVENTORY_LIMITS.maxIngressIPs + 1),
+    }),
+  }),
+});
 
 /** A failed read of the tenant's Services, in fixed words (the tenant's own never reach status). */
 function healthOf(error: KubeApiError): TenantHealth {
@@ -215,9 +249,11 @@ class TenantLoop {
   async #connect(): Promise<void> {
     const ctx = this.#ctx;
     this.#recheckAt = Date.now() + recheckDelayMs("none", ctx.kubeconfigRecheckSeconds);
-    let secret: { metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined;
+    let secret: { metadata?: { resourceVersion?: string }; data?: Record<string, unknown> } | undefined;
     try {
-      secret = await ctx.limit(() => ctx.kube.get(this.#secretPath)) as typeof secret;
+      secret = await ctx.limit(() =>
+        ctx.kube.get(this.#secretPath, { projection: kubeconfigSecret(this.tenant.secretKey) })
+      ) as typeof secret;
     } catch (err) {
       ctx.log({ msg: "cannot read the kubeconfig Secret", tenant: this.tenant.key, error: String(err) });
       this.#recheckSooner("troubled");
@@ -240,12 +276,29 @@ class TenantLoop {
       this.#recheckSooner("troubled");
       return;
     }
+    if (typeof encoded !== "string") {
+      this.#problem = {
+        state: "KubeconfigInvalid",
+        message: encoded === KUBECONFIG_TOO_LONG
+          ? `${this.#secretRef} key "${key}": not read: the kubeconfig is over ${KUBECONFIG_MAX_BYTES} bytes`
+          : `${this.#secretRef} key "${key}" is not base64 text`,
+      };
+      this.#recheckSooner("troubled");
+      return;
+    }
     try {
       const text = new TextDecoder().decode(decodeBase64(encoded));
       this.#connection = kubeconfigConnection(text, `${this.#secretRef} key "${key}"`, undefined, {
         requireTls: true,
+        parse: (t) => parseForeignYaml(t, ctx.kube.budget, KUBECONFIG_MAX_BYTES),
       });
     } catch (err) {
+      // Not now: the heap this process may spend on foreign bytes is taken; read it again soon.
+      if (err instanceof ForeignRefused && !err.refusal.never) {
+        this.#secretVersion = undefined;
+        this.#recheckSooner("troubled");
+        return;
+      }
       this.#problem = {
         state: "KubeconfigInvalid",
         message: err instanceof Error ? err.message : String(err),
@@ -260,11 +313,17 @@ class TenantLoop {
   /** Watches the tenant's Services through its kubeconfig. */
   #watchServices(connection: KubeConnection): void {
     // A tenant answers what it likes: every answer is capped (list pages and watch events by the watch itself).
-    const client = createKubeClient(connection, { retries: 0, maxResponseBytes: TENANT_ANSWER_BYTES });
+    // The process's one heap budget: every tenant's answers are charged to it before they are parsed.
+    const client = createKubeClient(connection, {
+      retries: 0,
+      maxResponseBytes: TENANT_ANSWER_BYTES,
+      budget: this.#ctx.kube.budget,
+    });
     this.#tenantClient = client;
     this.#watcher = startWatch({
       client,
       path: "/api/v1/services",
+      projection: SERVICE,
       select: (raw) => {
         const fact = serviceFact(raw);
         return fact.kind === "ignored" ? undefined : fact;

@@ -1,0 +1,121 @@
+/**
+ * The one door foreign bytes take into a value: every parse of bytes a team, a tenant or an unauthenticated caller
+ * controls is charged to its isolate's {@linkcode HeapBudget} before `JSON.parse` runs, whole
+ * ({@linkcode parseForeign}) or member by member along a projection ({@linkcode projectForeign}, which never
+ * parses what it skips). `tools/foreign_parse_check.ts` fails CI on a parse of foreign bytes anywhere else.
+ *
+ * @module
+ */
+import { type HeapBudget, type HeapCharge, type HeapRefusal, isHeapRefusal } from "./heap_budget.ts";
+import { type ObjectMembers, project, type Projection, projectUntil } from "./project.ts";
+
+/** Bytes whose parse the budget cannot hold: `never` when they could not fit an empty heap either. */
+export class ForeignRefused extends Error {
+  override readonly name = "ForeignRefused";
+  constructor(readonly refusal: HeapRefusal, readonly length: number) {
+    super(
+      refusal.tooDeep
+        ? `${length} bytes of JSON nested too deep to read`
+        : `${length} bytes of JSON whose parse could need ${
+          Number.isFinite(refusal.need) ? `${mib(refusal.need)} MiB` : `more than ${mib(refusal.limit)} MiB`
+        } of heap, ${mib(refusal.available)} MiB free${
+          refusal.never ? " (more than it may ever spend)" : ""
+        }`,
+    );
+  }
+}
+
+function mib(n: number): string {
+  return (n / (1024 * 1024)).toFixed(1);
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * Parses `bytes` (UTF-8 JSON) once `budget` has taken what the parse could cost; throws {@linkcode ForeignRefused}
+ * when it cannot, and `SyntaxError` (with its offset only: V8's message quotes the text) when it is not JSON.
+ *
+ * @example
+ * ```ts
+ * const status = parseForeign(await bytesOf(response), budget) as { reason?: string };
+ * ```
+ */
+export function parseForeign(bytes: Uint8Array, budget: HeapBudget): unknown {
+  const charge = take(budget, bytes);
+  try {
+    return parseText(bytes);
+  } finally {
+    charge.release();
+  }
+}
+
+/**
+ * What `projection` keeps of the JSON in `bytes`: each member kept is charged to `budget` before it is parsed,
+ * and what is skipped is never parsed. The charges are given back once the value is built: from then on it is part
+ * of the heap the budget reads. Throws {@linkcode ForeignRefused} when a member's parse cannot be charged, and
+ * `SyntaxError` where the bytes are not JSON.
+ *
+ * @example
+ * ```ts
+ * const names = projectForeign(page, members({ items: each(members({ metadata: WHOLE })) }), budget);
+ * ```
+ */
+export function projectForeign(bytes: Uint8Array, projection: Projection, budget: HeapBudget): unknown {
+  const charges: HeapCharge[] = [];
+  try {
+    return project(bytes, projection, (from, to) => {
+      const slice = bytes.subarray(from, to);
+      charges.push(take(budget, slice));
+      return parseText(slice);
+    });
+  } finally {
+    for (const c of charges) c.release();
+  }
+}
+
+/**
+ * {@linkcode projectForeign} of a top-level object's members up to the first that `wanted` names (see
+ * `projectUntil`): the rest of the bytes is not even scanned.
+ */
+export function projectForeignUntil(
+  bytes: Uint8Array,
+  projection: ObjectMembers,
+  wanted: readonly string[],
+  budget: HeapBudget,
+): Record<string, unknown> | undefined {
+  const charges: HeapCharge[] = [];
+  try {
+    return projectUntil(bytes, projection, wanted, (from, to) => {
+      const slice = bytes.subarray(from, to);
+      charges.push(take(budget, slice));
+      return parseText(slice);
+    });
+  } finally {
+    for (const c of charges) c.release();
+  }
+}
+
+function take(budget: HeapBudget, bytes: Uint8Array): HeapCharge {
+  const charge = budget.charge(bytes);
+  if (isHeapRefusal(charge)) throw new ForeignRefused(charge, bytes.length);
+  return charge;
+}
+
+function parseText(bytes: Uint8Array): unknown {
+  const text = utf8.decode(bytes);
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const at = /position (\d+)/.exec(String((err as Error)?.message))?.[1];
+    throw new SyntaxError(
+      at === undefined
+        ? `not JSON (${bytes.length} bytes)`
+        : `malformed JSON at character ${at} of ${text.length}`,
+    );
+  }
+}
+
+/** Whether an error is the door's refusal. */
+export function isForeignRefused(err: unknown): err is ForeignRefused {
+  return err instanceof ForeignRefused;
+}
