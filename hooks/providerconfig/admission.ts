@@ -1,4 +1,4 @@
-import { butlerPath, keyedItems } from "../../lib/butler/mod.ts";
+import { butlerPath, keyedItems, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
 import {
   type AdmissionDecision,
   type AdmissionReviewRequest,
@@ -14,7 +14,11 @@ import { providerKey, recordedProviderRef, resolveProviderRef, teamNameOf } from
  * ProviderConfig (where that default is found).
  */
 export function providerConfigAdmissionReads(review: AdmissionReviewRequest): ReadPlan {
-  return review.request.operation === "DELETE"
+  const r = review.request;
+  if (r.operation === "CREATE" && r.namespace && r.namespace !== SYSTEM_NAMESPACE) {
+    return { namespaceProviders: { path: butlerPath("providerconfigs", r.namespace), list: true } };
+  }
+  return r.operation === "DELETE"
     ? {
       tenantClusters: { path: butlerPath("tenantclusters"), list: true },
       teams: { path: butlerPath("teams"), list: true },
@@ -85,7 +89,15 @@ const RESOLVED = new WeakMap<object, {
 const BY_PROVIDER_MAX = 256;
 
 /**
- * ProviderConfig admission: a delete is refused while a TenantCluster references it, with the message its
+ * The most ProviderConfigs a namespace other than butler-system may hold: a team needs one per infrastructure it
+ * runs clusters on, a handful; the bound keeps what one team stores, and what admission and the controllers read
+ * of it, from growing without end (issue #55). Its absence costs little: each is read as a small projection.
+ */
+export const MAX_PROVIDER_CONFIGS_PER_NAMESPACE = 64;
+
+/**
+ * ProviderConfig admission: a create is refused in a namespace that holds {@linkcode MAX_PROVIDER_CONFIGS_PER_NAMESPACE}
+ * already (butler-system apart); a delete is refused while a TenantCluster references it, with the message its
  * finalizer reports (the finalizer stays as the second line of defence). Every other rule is CRD CEL.
  *
  * @example
@@ -99,10 +111,24 @@ export function admitProviderConfig(
   reads: Reads,
 ): AdmissionDecision {
   const r = review.request;
+  if (r.operation === "CREATE") return countAdmitted(r.namespace, reads.namespaceProviders);
   if (r.operation !== "DELETE") return { allowed: true };
   const name = r.name ?? "";
   const blocking = blockingClusters({ name, namespace: r.namespace }, reads);
   if (!blocking.length) return { allowed: true };
   const message = deletionBlockedMessage(name, blocking);
   return deletionInUse(message);
+}
+
+/** A create in a namespace that holds the most ProviderConfigs it may already is refused. */
+function countAdmitted(namespace: string | undefined, held: unknown): AdmissionDecision {
+  const count = Array.isArray(held) ? held.length : 0;
+  if (count < MAX_PROVIDER_CONFIGS_PER_NAMESPACE) return { allowed: true };
+  return {
+    allowed: false,
+    code: 403,
+    reason: "Forbidden",
+    message:
+      `namespace "${namespace}" holds ${count} ProviderConfigs already, the most a namespace may hold (${MAX_PROVIDER_CONFIGS_PER_NAMESPACE})`,
+  };
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { storedBoundErrors } from "./bounds.ts";
 import { butlerPath, LABELS, OWNER_ANNOTATIONS } from "../../lib/butler/mod.ts";
 import {
   type AdmissionDecision,
@@ -214,6 +215,8 @@ export function admitTenantCluster(
   const ledger = readQuotaLedger(reads.ledger);
   const now = context.now;
   if (r.operation === "DELETE") return releaseOnDelete(review, ledger, reads.cluster, now);
+  const stored = storedBoundErrors(r.object as ClusterObject, r.oldObject as ClusterObject | undefined);
+  if (stored.length) return deny(stored);
   if (!checked(review)) return { allowed: true };
   const shape = shapeErrors(r.object?.spec, r.oldObject?.spec);
   if (shape.length) return deny(shape);

@@ -50,6 +50,26 @@ export function parseForeign(bytes: Uint8Array, budget: HeapBudget): unknown {
 }
 
 /**
+ * Parses `bytes` like {@linkcode parseForeign}, but holds the charge until `release` is called: for a request
+ * whose value lives while it is answered (a hook call, an admission review).
+ *
+ * @example
+ * ```ts
+ * const { value, release } = parseForeignHeld(body, budget);
+ * try { answer(value); } finally { release(); }
+ * ```
+ */
+export function parseForeignHeld(bytes: Uint8Array, budget: HeapBudget): { value: unknown; release(): void } {
+  const charge = take(budget, bytes);
+  try {
+    return { value: parseText(bytes), release: () => charge.release() };
+  } catch (err) {
+    charge.release();
+    throw err;
+  }
+}
+
+/**
  * What `projection` keeps of the JSON in `bytes`: each member kept is charged to `budget` before it is parsed,
  * and what is skipped is never parsed. The charges are given back once the value is built: from then on it is part
  * of the heap the budget reads. Throws {@linkcode ForeignRefused} when a member's parse cannot be charged, and
@@ -106,10 +126,11 @@ function parseText(bytes: Uint8Array): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
+    // V8's message quotes the text around the error, which can be a Secret's value: only the offset is kept.
     const at = /position (\d+)/.exec(String((err as Error)?.message))?.[1];
     throw new SyntaxError(
       at === undefined
-        ? `not JSON (${bytes.length} bytes)`
+        ? `malformed JSON: the body (${text.length} characters) is not a JSON document`
         : `malformed JSON at character ${at} of ${text.length}`,
     );
   }

@@ -10,7 +10,7 @@ import { createHttpMetrics, type HttpMetrics } from "./metrics.ts";
 import { createDomainMetrics, type DomainMetrics } from "./domain_metrics.ts";
 import type { Offload } from "../isolation/mod.ts";
 import { offloadDoor, webhookDoor } from "./doors.ts";
-import type { HeapBudget } from "../foreign/mod.ts";
+import { createHeapBudget, type HeapBudget } from "../foreign/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 
 /** A structured log record; the service prints one JSON line per record. */
@@ -219,7 +219,7 @@ export function createApp(options: AppOptions): HookService {
     clockOverride: options.clockOverride,
     hookConfig: options.hookConfig,
     kube: options.kube,
-    heapBudget: options.heapBudget,
+    heapBudget: options.heapBudget ?? createHeapBudget(), // the door of lib/foreign charges every body parsed here
     poison: options.poison,
     bodyReadSeconds: options.bodyReadSeconds,
     admissionWrites: options.admissionWrites,

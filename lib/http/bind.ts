@@ -17,18 +17,18 @@ import { parseTime } from "../time/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 import { capped, jsonError } from "./errors.ts";
 import { readRequest } from "./read_request.ts";
-import { readBodyWithin } from "./doors.ts";
-import { bounded, members, merge, projectForeign, projectForeignUntil, WHOLE } from "../foreign/mod.ts";
-import { poisonedComposite, poisonedDecorator, poisonKey, type PoisonNote } from "../isolation/mod.ts";
+import { answerPoisoned } from "./bind_poison.ts";
+import type { Binding } from "./binding.ts";
+import { poisonedComposite, poisonedDecorator } from "../isolation/mod.ts";
 import {
   DECISION_BUDGET_MS,
   isStaged,
-  type KubeWrite,
   MAX_DECISION_ATTEMPTS,
   readAll,
   type ReadPlan,
   type Reads,
   type Staged,
+  unauthenticatedReader,
 } from "./decision.ts";
 import { createGroupCommit, type MemberResult } from "./group_commit.ts";
 import type { AppEnv, Subject } from "./env.ts";
@@ -45,53 +45,7 @@ function subjectOf(obj: KubeObject): Subject {
   };
 }
 
-/** A generic binding: a request schema, a response schema, a pure function between them. */
-export interface Binding<Req extends z.ZodType, Res extends z.ZodType> {
-  readonly request: Req;
-  readonly response: Res;
-  readonly run: (
-    request: z.output<Req>,
-    context: HookContext,
-    reads: Reads,
-  ) => z.input<Res> | Staged<z.input<Res>>;
-  readonly subject: (request: z.output<Req>) => Subject | undefined;
-  /** What the answer tells the service besides (metrics, Events); pure, and never changes the answer. */
-  readonly signals?: (
-    request: z.output<Req>,
-    response: z.output<Res>,
-    context: HookContext,
-  ) => readonly Signal[];
-  /**
-   * What the function needs read from the API first (admission only); hooks read nothing. Called again with what
-   * has been read, until it asks for nothing new (at most {@linkcode MAX_READ_ROUNDS} rounds): a read may depend on
-   * another (a TenantCluster's provider on its Team's default).
-   */
-  readonly plan?: (request: z.output<Req>, reads: Reads, context: HookContext) => ReadPlan;
-  /**
-   * Requests with the same key write the same object (admission's ledger): they are decided in groups and
-   * committed in one write ({@linkcode createGroupCommit}); `chain` says what the reads become once a staged
-   * write has landed. Other processes still meet the write's precondition.
-   */
-  readonly group?: {
-    readonly key: (request: z.output<Req>) => string | undefined;
-    readonly chain: (reads: Reads, write: KubeWrite) => Reads;
-    /** The answer when the API is too slow to decide in time (a refusal asking to try again). */
-    readonly unavailable: (request: z.output<Req>) => z.input<Res>;
-  };
-  /**
-   * Whether an answer refuses: a refusal decided on reads from a cache is decided again on live reads before it
-   * is given (a cache may lag behind a limit just raised or a cluster just deleted).
-   */
-  readonly refuses?: (response: z.input<Res>) => boolean;
-  /**
-   * The object a hook call is about (its identity and generation), and what to answer while it is poisoned (its
-   * hook kept failing: {@linkcode PoisonRegistry}) instead of running the hook. Hooks only.
-   */
-  readonly poisoning?: {
-    readonly object: (request: z.output<Req>) => KubeObject;
-    readonly answer: (request: z.output<Req>, hook: string, note: PoisonNote, now: Date) => z.input<Res>;
-  };
-}
+export type { Binding };
 
 const NO_API = "admission needs the Kubernetes API, and none is configured";
 
@@ -124,7 +78,9 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
     return submit;
   };
   return async (c: Context<AppEnv>) => {
-    const stopped = binding.poisoning ? await answerPoisoned(binding, c) : undefined;
+    const stopped = binding.poisoning
+      ? await answerPoisoned(binding, c, { clockOf, answer, hookName })
+      : undefined;
     if (stopped) return stopped;
     const read = await readRequest(c, binding.request);
     if (read instanceof Response) return read;
@@ -168,101 +124,6 @@ async function handle<Req extends z.ZodType, Res extends z.ZodType>(
     ? await groupOf(kube)(key, { request, plan, context, started: performance.now() })
     : await decideAlone(binding, request, plan, context, kube, performance.now());
   return settle(binding, c, request, outcome, context);
-}
-
-/**
- * What a review nobody authenticated may make the service read: single objects (one object's worth each), and
- * lists from the watch cache only: a list it asks live is read `consistent` (the collection's revision, one
- * object's worth, shared by every review that asks at once, then the cache), so a flood of forged reviews costs
- * the API server nothing that grows with the cluster (issue #55). It writes nothing.
- */
-export function unauthenticatedReader(kube: KubeClient): KubeClient {
-  return {
-    get: (path, options) => kube.get(path, options),
-    list: (path, options = {}) => {
-      const { live, ...rest } = options;
-      return kube.list(path, live ? { ...rest, consistent: true } : rest);
-    },
-    write: () => Promise.reject(new Error("an unauthenticated review writes nothing")),
-  };
-}
-
-/**
- * What a hook call's body is read for before it is parsed: whom it is about, and what a poisoned answer keeps. The
- * parent's spec (what a team wrote) and the related objects are skipped in the bytes; children, attachments and
- * the parent's status are Metacontroller's copies of what the hooks made.
- */
-const IDENTITY = members({
-  apiVersion: bounded(256),
-  kind: bounded(256),
-  metadata: members({
-    uid: bounded(64),
-    name: bounded(256),
-    namespace: bounded(256),
-    generation: bounded(32),
-  }),
-});
-const WHOM = members({ parent: IDENTITY, object: IDENTITY });
-const POISON_VIEW = (() => {
-  const parent = merge(IDENTITY, members({ status: WHOLE }));
-  return members({ parent, object: parent, children: WHOLE, attachments: WHOLE, finalizing: bounded(8) });
-})();
-
-/**
- * Before a hook call's body is parsed: the parent it is about, read from its bytes (a projection, which parses
- * nothing of its spec), is told to the pool, so that a call that ends its worker or runs past its deadline while
- * parsing is charged to that parent like any other failure; and a poisoned parent is answered from the same
- * projection, its hook not run and its body never parsed whole. Undefined when the call goes on to its hook.
- */
-async function answerPoisoned<Req extends z.ZodType, Res extends z.ZodType>(
-  binding: Binding<Req, Res>,
-  c: Context<AppEnv>,
-): Promise<Response | undefined> {
-  const runtime = c.get("runtime");
-  if (!binding.poisoning || !runtime.poison || !runtime.heapBudget) return undefined;
-  const body = await readBodyWithin(c);
-  if (body === undefined) return undefined; // the read below answers 408
-  const bytes = new Uint8Array(body);
-  let whom: Record<string, unknown> | undefined;
-  try {
-    whom = projectForeignUntil(bytes, WHOM, ["parent", "object"], runtime.heapBudget);
-  } catch {
-    return undefined; // not JSON, or not now: the read below answers
-  }
-  const parent = (whom?.parent ?? whom?.object) as { metadata?: Record<string, unknown> } | undefined;
-  const m = parent?.metadata;
-  if (typeof m?.name !== "string") return undefined; // not a hook call: the schema below says so
-  const key = poisonKey(c.req.path, {
-    name: m.name,
-    ...(typeof m.uid === "string" ? { uid: m.uid } : {}),
-    ...(typeof m.namespace === "string" ? { namespace: m.namespace } : {}),
-    ...(typeof m.generation === "number" ? { generation: m.generation } : {}),
-  });
-  runtime.poison.started(key);
-  const now = clockOf(c);
-  if (now instanceof Response) return now;
-  const note = runtime.poison.note(key, now);
-  if (!note) return undefined;
-  c.set("failure", `hook not run: its parent is poisoned (${note.failure}, ${note.count} times)`);
-  let view: Record<string, unknown>;
-  try {
-    view = projectForeign(bytes, POISON_VIEW, runtime.heapBudget) as Record<string, unknown>;
-  } catch {
-    return undefined; // the read below answers
-  }
-  const request = { ...view, children: view.children ?? {}, attachments: view.attachments ?? {} } as z.output<
-    Req
-  >;
-  const subject = binding.subject(request);
-  if (subject) c.set("subject", subject);
-  const context = { now, config: runtime.hookConfig };
-  return answer(
-    binding,
-    c,
-    request,
-    binding.poisoning.answer(request, hookName(c.req.path), note, now),
-    context,
-  );
 }
 
 /** A decision function whose staged writes are dropped: the answer it would give once written, now. */

@@ -21,8 +21,8 @@ export interface Runtime {
   readonly admissionWrites?: boolean | undefined;
   /** How long a hook's and a review's body may take to arrive (`BODY_READ_SECONDS` by default). */
   readonly bodyReadSeconds?: { readonly hooks: number; readonly webhooks: number } | undefined;
-  /** What a body may cost the heap before it is parsed; unbounded without one. */
-  readonly heapBudget?: HeapBudget | undefined;
+  /** What a body may cost the heap before it is parsed (the door of `lib/foreign`). */
+  readonly heapBudget: HeapBudget;
   /**
    * Where a hook worker says which parent a call is about (so that a call that ends the worker is charged to it)
    * and learns whether that parent is poisoned ({@linkcode PoisonRegistry}); absent outside workers.

@@ -22,23 +22,17 @@
  * @module
  */
 import { type FullKubeClient, KubeApiError, type KubeClient, type ReadFreshness } from "./client.ts";
-import { bounded, members, type Projection } from "../foreign/mod.ts";
+import {
+  apiReads,
+  type CachedCollection,
+  currentRevision,
+  equalitySelector,
+  labelsOf,
+} from "./cache_reads.ts";
+
+export type { CachedCollection };
 import { isRevision, reached } from "./revision.ts";
 import { startWatch, type Watcher, type WatchHealth, type WatchOptions } from "./watch.ts";
-
-/** One cached collection. */
-export interface CachedCollection {
-  /** `/api/v1` or `/apis/<group>/<version>`. */
-  readonly prefix: string;
-  /** The resource, e.g. `tenantclusters`. */
-  readonly resource: string;
-  /** Only objects of this name are cached (the watch selects them by `metadata.name`); GETs of others read live. */
-  readonly name?: string;
-  /** What of each object is read and kept, here and on a live read (default: the whole object). */
-  readonly projection?: Projection;
-  /** Reduces an object, as projected, to what readers use (default: kept as projected). */
-  readonly select?: (raw: unknown) => unknown;
-}
 
 /** Options of {@linkcode createKubeCache}. */
 export interface KubeCacheOptions {
@@ -237,34 +231,27 @@ async function servableRoute<R extends { entry: Entry }>(
     : undefined;
 }
 
-/** What a revision read keeps of its one-object page. */
-const REVISION = members({ metadata: members({ resourceVersion: bounded(64) }) });
-
-/**
- * The collection's resourceVersion now, read with `limit=1` (the API server answers a list at its current
- * revision); one read in flight per collection, shared by every read that asks meanwhile.
- */
-function currentRevision(entry: Entry, client: FullKubeClient): Promise<string | undefined> {
-  if (!entry.revision) {
-    const { prefix, resource, name } = entry.collection;
-    const field = name ? `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}&` : "";
-    entry.revision = client.get(`${prefix}/${resource}?${field}limit=1`, { projection: REVISION })
-      .then((page) =>
-        (page as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion
-      )
-      .finally(() => entry.revision = undefined);
-  }
-  return entry.revision;
+/** What the cache tells of itself: objects and versions by resource, and its reads. */
+function statsOf(entries: readonly Entry[], hits: number, misses: number): KubeCacheStats {
+  return {
+    objects: Object.fromEntries(entries.map((e) => [e.collection.resource, e.watcher.items.size])),
+    versions: Object.fromEntries(entries.map((e) => [e.collection.resource, e.watcher.resourceVersion])),
+    hits,
+    misses,
+  };
 }
 
-/**
- * The label selector `key=value[,key=value]` (equality only, as admission writes them) as a predicate on an
- * object's labels; undefined for any other form, which is read from the API.
- */
-function equalitySelector(selector: string): ((labels: Record<string, string>) => boolean) | undefined {
-  const pairs = selector.split(",").map((term) => /^([^=!<>\s,]+)==?([^=!<>\s,]*)$/.exec(term.trim()));
-  if (pairs.some((m) => !m)) return undefined;
-  return (labels) => pairs.every((m) => labels[m![1]!] === m![2]);
+/** Why the collections cannot answer now: one not listed yet, or failing to reach the API for over `staleMs`. */
+function undecidedOf(entries: Iterable<Entry>, now: number, staleMs: number): string | undefined {
+  for (const { collection, watcher } of entries) {
+    if (!watcher.synced) return `the admission cache of ${collection.resource} has not been listed yet`;
+    const h = watcher.health;
+    if (h.state === "failing" && now - watcher.lastContact > staleMs) {
+      const since = Math.round((now - watcher.lastContact) / 1000);
+      return `the admission cache of ${collection.resource} has not reached the API for ${since}s (${h.error.reason})`;
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -313,14 +300,7 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
 
   const servable = (path: string, freshness: ReadFreshness) =>
     freshness.live ? undefined : servableRoute(route(path), path, freshness, waits, client);
-
-  /** A read of the API: projected and selected as the cache keeps the collection, when it is one. */
-  const fromApi = (path: string) => {
-    const collection = route(path)?.entry.collection;
-    const projection = collection?.projection ? { projection: collection.projection } : {};
-    const select = collection?.select ?? ((raw: unknown) => raw);
-    return { projection, select };
-  };
+  const api = apiReads(client, (path) => route(path)?.entry.collection);
 
   return {
     async get(path, freshness = {}) {
@@ -328,9 +308,7 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
       const { name: only } = r?.entry.collection ?? {};
       if (!r || r.name === undefined || (only !== undefined && r.name !== only)) {
         misses++;
-        const { projection, select } = fromApi(path);
-        const raw = await client.get(path, projection);
-        return raw === undefined ? undefined : select(raw);
+        return api.get(path);
       }
       hits++;
       return r.entry.byNamespace.get(r.namespace ?? "")?.get(r.name);
@@ -340,20 +318,11 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
       const r = matches ? await servable(path, opts) : undefined;
       if (!r || r.name !== undefined || !matches) {
         misses++;
-        const { projection, select } = fromApi(path);
-        const items = await client.list(path, {
-          ...projection,
-          ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
-        });
-        return items.map(select);
+        return api.list(path, opts.labelSelector ? { labelSelector: opts.labelSelector } : {});
       }
       hits++;
       const items = listOf(r.entry, r.namespace);
-      return opts.labelSelector
-        ? items.filter((o) =>
-          matches((o as { metadata?: { labels?: Record<string, string> } })?.metadata?.labels ?? {})
-        )
-        : items;
+      return opts.labelSelector ? items.filter((o) => matches(labelsOf(o))) : items;
     },
     write: (method, path, body) => client.write(method, path, body),
     start,
@@ -361,29 +330,11 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
       if (!started) return false;
       return [...entries.values()].every((e) => e.watcher.synced);
     },
-    undecided() {
-      if (!started) return "the admission cache has not started";
-      const now = (options.clock ?? Date.now)();
-      for (const { collection, watcher } of entries.values()) {
-        if (!watcher.synced) return `the admission cache of ${collection.resource} has not been listed yet`;
-        const h = watcher.health;
-        const since = Math.round((now - watcher.lastContact) / 1000);
-        if (h.state === "failing" && now - watcher.lastContact > (options.staleMs ?? 30_000)) {
-          return `the admission cache of ${collection.resource} has not reached the API for ${since}s (${h.error.reason})`;
-        }
-      }
-      return undefined;
-    },
-    stats: () => ({
-      objects: Object.fromEntries(
-        [...entries.values()].map((e) => [e.collection.resource, e.watcher.items.size]),
-      ),
-      versions: Object.fromEntries(
-        [...entries.values()].map((e) => [e.collection.resource, e.watcher.resourceVersion]),
-      ),
-      hits,
-      misses,
-    }),
+    undecided: () =>
+      started
+        ? undecidedOf(entries.values(), (options.clock ?? Date.now)(), options.staleMs ?? 30_000)
+        : "the admission cache has not started",
+    stats: () => statsOf([...entries.values()], hits, misses),
     async stop() {
       await Promise.all([...entries.values()].map((e) => e.watcher.stop()));
     },

@@ -6,7 +6,7 @@
  * @module
  */
 import client from "prom-client";
-import { type FullKubeClient, startWatch } from "../kube/mod.ts";
+import { type FullKubeClient, startWatch, type Watcher } from "../kube/mod.ts";
 import { bounded, members, type Projection } from "../foreign/mod.ts";
 import { type KubeconfigLocation, reportedTenants, type Tenant } from "./tenants.ts";
 import { leaseName, liveMembers, MEMBER_LABEL, memberLease, ownerOf } from "./shards.ts";
@@ -267,22 +267,16 @@ export function startReporter(options: ReporterOptions): Reporter {
     onError: (err) => log({ msg: "reconcile failed", error: String(err) }),
   });
   const schedule = () => reconciles.request();
-  const tcs = startWatch({
-    client: kube,
-    path: `${GROUP_PATH}/tenantclusters`,
-    projection: SLIM,
-    select: slim,
-    maxEventBytes: MANAGEMENT_EVENT_BYTES,
-    onChange: schedule,
-  });
-  const pcs = startWatch({
-    client: kube,
-    path: `${GROUP_PATH}/providerconfigs`,
-    projection: SLIM,
-    select: slim,
-    maxEventBytes: MANAGEMENT_EVENT_BYTES,
-    onChange: schedule,
-  });
+  const [tcs, pcs] = ["tenantclusters", "providerconfigs"].map((resource) =>
+    startWatch({
+      client: kube,
+      path: `${GROUP_PATH}/${resource}`,
+      projection: SLIM,
+      select: slim,
+      maxEventBytes: MANAGEMENT_EVENT_BYTES,
+      onChange: schedule,
+    })
+  ) as [Watcher<unknown>, Watcher<unknown>];
 
   async function reconcile(): Promise<void> {
     if (stopped || !tcs.synced || !pcs.synced) return;

@@ -11,13 +11,11 @@ import {
   createKubeClient,
   type FullKubeClient,
   KubeApiError,
-  kubeconfigConnection,
   type KubeConnection,
   startWatch,
   type Watcher,
 } from "../kube/mod.ts";
-import { decodeBase64 } from "../encoding/base64.ts";
-import { bounded, each, ForeignRefused, members, parseForeignYaml, type Projection } from "../foreign/mod.ts";
+import { kubeconfigSecret, SERVICE, tenantConnection } from "./views.ts";
 import {
   type FactResult,
   INVENTORY_LIMITS,
@@ -80,39 +78,6 @@ const MIN_WRITE_INTERVAL_MS = 1000;
 const DEBOUNCE_MS = 100;
 /** How often the worker checks whether a heartbeat is due or its health changed (ms). */
 const TICK_MS = 5000;
-
-/**
- * The longest kubeconfig a tenant's Secret may hold: a Cluster API kubeconfig with an embedded CA, client
- * certificate and key is about 6 KiB. Its YAML is charged at the worst measured cost before it is parsed
- * (`lib/foreign/yaml.ts`).
- */
-export const KUBECONFIG_MAX_BYTES = 16 * 1024;
-
-/** What the Secret's key is kept as when its value is longer than a kubeconfig may be. */
-const KUBECONFIG_TOO_LONG = Object.freeze({ tooLong: true });
-
-/** What is read of the kubeconfig Secret: its version and its one key (base64 of at most the bound), no more. */
-function kubeconfigSecret(key: string): Projection {
-  return members({
-    metadata: members({ resourceVersion: bounded(64) }),
-    data: members(
-      {},
-      (k) =>
-        k === key ? bounded(Math.ceil(KUBECONFIG_MAX_BYTES / 3) * 4 + 2, KUBECONFIG_TOO_LONG) : undefined,
-    ),
-  });
-}
-
-/** What is read of a tenant's Service: what `serviceFact` reads, each part bounded. */
-const SERVICE: Projection = members({
-  metadata: members({ namespace: bounded(256), name: bounded(256), creationTimestamp: bounded(64) }),
-  spec: members({ type: bounded(64) }),
-  status: members({
-    loadBalancer: members({
-      ingress: each(members({ ip: bounded(64), hostname: bounded(256) }), INVENTORY_LIMITS.maxIngressIPs + 1),
-    }),
-  }),
-});
 
 /** A failed read of the tenant's Services, in fixed words (the tenant's own never reach status). */
 function healthOf(error: KubeApiError): TenantHealth {
@@ -266,46 +231,14 @@ class TenantLoop {
     }
     this.#secretVersion = version;
     await this.#stopWatch();
-    const key = this.tenant.secretKey;
-    const encoded = secret?.data?.[key];
-    if (!secret || encoded === undefined) {
-      this.#problem = {
-        state: "KubeconfigMissing",
-        message: secret ? `${this.#secretRef} has no key "${key}"` : `${this.#secretRef} not found`,
-      };
+    const read = tenantConnection(secret, this.tenant.secretKey, this.#secretRef, ctx.kube.budget);
+    if (read === "later") this.#secretVersion = undefined;
+    if (read === "later" || "state" in read) {
+      if (read !== "later") this.#problem = read;
       this.#recheckSooner("troubled");
       return;
     }
-    if (typeof encoded !== "string") {
-      this.#problem = {
-        state: "KubeconfigInvalid",
-        message: encoded === KUBECONFIG_TOO_LONG
-          ? `${this.#secretRef} key "${key}": not read: the kubeconfig is over ${KUBECONFIG_MAX_BYTES} bytes`
-          : `${this.#secretRef} key "${key}" is not base64 text`,
-      };
-      this.#recheckSooner("troubled");
-      return;
-    }
-    try {
-      const text = new TextDecoder().decode(decodeBase64(encoded));
-      this.#connection = kubeconfigConnection(text, `${this.#secretRef} key "${key}"`, undefined, {
-        requireTls: true,
-        parse: (t) => parseForeignYaml(t, ctx.kube.budget, KUBECONFIG_MAX_BYTES),
-      });
-    } catch (err) {
-      // Not now: the heap this process may spend on foreign bytes is taken; read it again soon.
-      if (err instanceof ForeignRefused && !err.refusal.never) {
-        this.#secretVersion = undefined;
-        this.#recheckSooner("troubled");
-        return;
-      }
-      this.#problem = {
-        state: "KubeconfigInvalid",
-        message: err instanceof Error ? err.message : String(err),
-      };
-      this.#recheckSooner("troubled");
-      return;
-    }
+    this.#connection = read.connection;
     this.#problem = undefined;
     this.#watchServices(this.#connection);
   }
