@@ -3,7 +3,7 @@
  * forged NetworkPool DELETE made it LIST every IPAllocation, unpaginated). Every admission fixture, and generated
  * variations of each (another operation, an old object or none, a dry run), is replayed unauthenticated through
  * a reader that records every read: each list must be of a collection the admission watch cache keeps, and none
- * may be read live (a list as fresh as the API is read `consistent`: the collection's revision, then the cache).
+ * may be read live (a list a decision would read live is read from the cache as it is).
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
