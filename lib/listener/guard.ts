@@ -54,6 +54,8 @@ export interface ConnectionStats {
   readonly refused: number;
   /** Closed at a deadline, by the state they were in. */
   readonly expired: Readonly<Record<ConnectionState, number>>;
+  /** Bytes read from the listener's sockets, open and closed: what callers sent that the process took in. */
+  readonly bytesRead: number;
 }
 
 /** Grace past `bodyMs` for the backstop, so that the app's 408 goes out first. */
@@ -72,9 +74,35 @@ interface Connection {
 }
 
 /** A body is coming when the headers say so (`content-length` above 0, or any `transfer-encoding`). */
-function bodyExpected(req: IncomingMessage): boolean {
-  const length = Number(req.headers["content-length"] ?? 0);
-  return req.headers["transfer-encoding"] !== undefined || !(length === 0);
+export function bodyExpected(req: IncomingMessage): boolean {
+  return req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) !== 0;
+}
+
+/** The TCP socket under `socket`: itself, or the one a TLS socket wraps. */
+export function tcpSocket(socket: Socket): Socket {
+  return (socket as unknown as { _parent?: Socket })._parent ?? socket;
+}
+
+type Handle = { readStop?(): unknown; readStart?(): unknown };
+const held = new WeakSet<Handle>();
+
+/**
+ * Stops reading a TLS connection (`hold`), or starts again. Deno's TLS socket goes on reading and buffering
+ * whatever its caller sends while it and its request are paused (a paused request held 200 MB sent to it), and
+ * pausing the TCP socket beneath stops it for good; stopping and starting the TCP handle's reads is what works.
+ * Plain HTTP needs nothing: a paused request stops its socket.
+ */
+export function holdReads(socket: Socket, hold: boolean): void {
+  const parent = (socket as unknown as { _parent?: Socket })._parent;
+  const handle = (parent as unknown as { _handle?: Handle } | undefined)?._handle;
+  if (!handle?.readStop || !handle.readStart || hold === held.has(handle)) return;
+  if (hold) {
+    held.add(handle);
+    handle.readStop();
+  } else {
+    held.delete(handle);
+    handle.readStart();
+  }
 }
 
 /**
@@ -101,6 +129,7 @@ export class ConnectionGuard {
   readonly #kept = new Set<Connection>();
   #closing = false;
   #evicted = 0;
+  #bytesReadClosed = 0;
   #refused = 0;
   readonly #expired: Record<ConnectionState, number> = {
     handshake: 0,
@@ -159,6 +188,8 @@ export class ConnectionGuard {
   request(req: IncomingMessage, res: ServerResponse): void {
     const conn = this.#find(req.socket);
     if (!conn) return;
+    // Nothing more is read until the app asks for the body (the listener's `toRequest` starts reads again).
+    if (conn.tls) holdReads(conn.tls, true);
     if (bodyExpected(req)) {
       this.#enter(conn, "body");
       req.once("end", () => conn.state === "body" && this.#enter(conn, "deciding"));
@@ -194,6 +225,7 @@ export class ConnectionGuard {
       evicted: this.#evicted,
       refused: this.#refused,
       expired: { ...this.#expired },
+      bytesRead: [...this.#all].reduce((sum, c) => sum + (c.raw.bytesRead ?? 0), this.#bytesReadClosed),
     };
   }
 
@@ -204,12 +236,14 @@ export class ConnectionGuard {
 
   #find(socket: Socket | null | undefined): Connection | undefined {
     if (!socket) return undefined;
-    const parent = (socket as unknown as { _parent?: Socket })._parent;
-    return this.#bySocket.get(socket) ?? (parent ? this.#bySocket.get(parent) : undefined);
+    return this.#bySocket.get(socket) ?? this.#bySocket.get(tcpSocket(socket));
   }
 
   #enter(conn: Connection, state: ConnectionState): void {
     if (!this.#all.has(conn)) return;
+    // Nothing is read while a request is decided and answered (a caller cannot pile bytes up meanwhile); reading
+    // starts again once the answer is out.
+    if (conn.tls && state !== "body") holdReads(conn.tls, state === "deciding" || state === "writing");
     conn.state = state;
     clearTimeout(conn.timer);
     this.#fresh.delete(conn);
@@ -249,6 +283,7 @@ export class ConnectionGuard {
 
   #forget(conn: Connection): void {
     clearTimeout(conn.timer);
+    if (this.#all.has(conn)) this.#bytesReadClosed += conn.raw.bytesRead ?? 0;
     this.#all.delete(conn);
     this.#fresh.delete(conn);
     this.#kept.delete(conn);

@@ -7,8 +7,9 @@ import client from "prom-client";
 import type { ConnectionStats } from "./guard.ts";
 
 /**
- * Registers `butler_connections` (open now, by listener) and `butler_connections_closed_total` (by listener and
- * why: `evicted` for a newcomer at the cap, `refused` at once, or the step whose deadline passed) on `registry`.
+ * Registers `butler_connections` (open now, by listener), `butler_connections_closed_total` (by listener and why:
+ * `evicted` for a newcomer at the cap, `refused` at once, or the step whose deadline passed) and
+ * `butler_connections_read_bytes_total` (by listener) on `registry`.
  *
  * @example
  * ```ts
@@ -42,6 +43,16 @@ export function registerConnectionMetrics(
         this.inc({ listener, reason: "refused" }, s.refused);
         for (const [reason, n] of Object.entries(s.expired)) if (n > 0) this.inc({ listener, reason }, n);
       }
+    },
+  });
+  new client.Counter({
+    name: "butler_connections_read_bytes_total",
+    help: "Bytes read from the listener's connections: what callers sent that the process took in.",
+    labelNames: ["listener"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [listener, read] of Object.entries(listeners)) this.inc({ listener }, read().bytesRead);
     },
   });
 }

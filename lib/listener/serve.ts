@@ -14,7 +14,7 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import https from "node:https";
 import type { TLSSocket } from "node:tls";
 import type { Peer } from "../http/env.ts";
-import { ConnectionGuard, type ConnectionLimits } from "./guard.ts";
+import { bodyExpected, ConnectionGuard, type ConnectionLimits, holdReads } from "./guard.ts";
 import { peerOf, readTls, sameTls, type TlsFiles, type TlsMaterial } from "./tls.ts";
 
 /** What the app is handed with each request. */
@@ -61,9 +61,11 @@ export interface Listener {
 }
 
 /**
- * The request as a `Request`. Its body is read with backpressure (the socket pauses while nothing consumes it), so
- * a body the app refuses before reading it (413, 429) is never buffered; {@linkcode send} then closes the
- * connection instead of draining it.
+ * The request as a `Request`. Its body is read as it is asked for and no sooner: the request stays paused and, over
+ * TLS, its connection's reads stopped ({@linkcode holdReads}) until the app reads a chunk, so the caller's bytes
+ * wait in the kernel. (Deno's `node:https` goes on reading a TLS socket whose request is paused: a request refused
+ * before its body was read had 2 MB of it read meanwhile, one paused for good 200 MB.) A body the app refuses
+ * before reading it (413, 429), or one sent with a GET, is never read; {@linkcode send} then closes the connection.
  */
 function toRequest(req: IncomingMessage, origin: string): { request: Request; unread: () => boolean } {
   const headers = new Headers();
@@ -73,34 +75,43 @@ function toRequest(req: IncomingMessage, origin: string): { request: Request; un
   }
   const method = req.method ?? "GET";
   const hasBody = method !== "GET" && method !== "HEAD";
+  const hold = (stop: boolean) => {
+    if (stop) req.pause();
+    if (req.socket) holdReads(req.socket, stop);
+    if (!stop) req.resume();
+  };
   let ended = false;
   const body = hasBody
     ? new ReadableStream<Uint8Array>({
       start(controller) {
         req.on("data", (chunk: Buffer) => {
           controller.enqueue(new Uint8Array(chunk));
-          if ((controller.desiredSize ?? 0) <= 0) req.pause();
+          if ((controller.desiredSize ?? 0) <= 0) hold(true);
         });
         req.on("end", () => {
           ended = true;
           controller.close();
         });
         req.on("error", (err) => controller.error(err));
+        hold(true);
       },
       pull() {
-        req.resume();
+        hold(false);
       },
       cancel() {
         req.destroy();
       },
-    })
+    }, { highWaterMark: 0 })
     : null;
+  // A body sent with a GET or HEAD is never read: its bytes stay in the kernel, and the connection is closed.
+  const ignored = !hasBody && bodyExpected(req);
+  if (ignored) hold(true);
   const request = new Request(new URL(req.url ?? "/", origin), {
     method,
     headers,
     ...(body ? { body, duplex: "half" } as RequestInit : {}),
   });
-  return { request, unread: () => hasBody && !ended };
+  return { request, unread: () => ignored || (hasBody && !ended) };
 }
 
 /**
