@@ -85,7 +85,8 @@ function toRequest(req: IncomingMessage, origin: string): { request: Request; un
     ? new ReadableStream<Uint8Array>({
       start(controller) {
         req.on("data", (chunk: Buffer) => {
-          controller.enqueue(new Uint8Array(chunk));
+          // A view, not a copy: the door copies each chunk into the body as it takes it, before the next is read.
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
           if ((controller.desiredSize ?? 0) <= 0) hold(true);
         });
         req.on("end", () => {
