@@ -210,7 +210,7 @@ export async function readBody(
   const stopped = new Promise<"late" | "evicted">((resolve) => (stop = resolve));
   const arrivedAt = c.env?.arrivedAt ?? performance.now();
   const timer = setTimeout(() => stop("late"), Math.max(0, arrivedAt + o.seconds * 1000 - performance.now()));
-  // Grown in place as chunks arrive: no copy, and no more memory than the bytes received.
+  // Grown in place as chunks arrive (each copied in once): no reallocation, and no more memory than received.
   const buffer = new ArrayBuffer(0, { maxByteLength: o.limit });
   let received = 0;
   let done = false;

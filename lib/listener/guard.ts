@@ -166,10 +166,12 @@ export class ConnectionGuard {
     raw.once("close", () => this.#forget(conn));
     this.#enter(conn, conn.state);
     while (this.#all.size > this.#limits.maxConnections) {
-      const victim = first(this.#fresh) ?? first(this.#kept);
-      if (!victim) break;
-      if (victim === conn) this.#refused++;
-      else this.#evicted++;
+      const victim = first(this.#fresh, conn) ?? first(this.#kept, conn);
+      if (!victim) {
+        this.#refused++;
+        return void this.#destroy(conn);
+      }
+      this.#evicted++;
       this.#destroy(victim);
     }
   }
@@ -290,7 +292,8 @@ export class ConnectionGuard {
   }
 }
 
-function first<T>(set: Set<T>): T | undefined {
-  for (const v of set) return v;
+/** The oldest of `set` but `except`. */
+function first<T>(set: Set<T>, except: T): T | undefined {
+  for (const v of set) if (v !== except) return v;
   return undefined;
 }
