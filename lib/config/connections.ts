@@ -10,7 +10,7 @@ const MIB = 1024 * 1024;
 
 /** The cap and deadlines of one listener's connections, in seconds. */
 export interface ConnectionSettings {
-  /** Connections open at once; at the cap the one waiting longest on its caller is closed for a newcomer. */
+  /** Connections open at once; at the cap one waiting on its caller is closed for a newcomer. */
   readonly maxConnections: number;
   /** From accept to the TLS handshake's end. */
   readonly handshakeSeconds: number;

@@ -16,8 +16,9 @@
  * | `writing` | the answer handed over | its last byte sent | + `bodyMs` | never |
  * | `idle` | an answer sent | the next request's headers | + `idleMs` | yes |
  *
- * At the cap, the newcomer is let in and the connection waiting longest is closed instead: first among those that
- * never had an answer, then among those kept alive. So a flood of connections cannot lock out the API server's or
+ * At the cap, the newcomer is let in and a connection waiting on its caller is closed instead: first among those
+ * that never had an answer (one that sent nothing, then one past its handshake with no request, then any), then
+ * among those kept alive, oldest first. So a flood of connections cannot lock out the API server's or
  * Metacontroller's: theirs arrive whole within milliseconds, and their kept connections outlast any stranger's.
  *
  * @module
@@ -27,7 +28,7 @@ import type { Server, Socket } from "node:net";
 
 /** How many connections a listener keeps, and how long each step of one may take. */
 export interface ConnectionLimits {
-  /** Connections open at once; at the cap the one waiting longest on its caller is closed for the newcomer. */
+  /** Connections open at once; at the cap one waiting on its caller is closed for the newcomer (`#victim`). */
   readonly maxConnections: number;
   /** Milliseconds from accept to the end of the TLS handshake. */
   readonly handshakeMs: number;
@@ -166,7 +167,7 @@ export class ConnectionGuard {
     raw.once("close", () => this.#forget(conn));
     this.#enter(conn, conn.state);
     while (this.#all.size > this.#limits.maxConnections) {
-      const victim = first(this.#fresh, conn) ?? first(this.#kept, conn);
+      const victim = this.#victim(conn);
       if (!victim) {
         this.#refused++;
         return void this.#destroy(conn);
@@ -234,6 +235,24 @@ export class ConnectionGuard {
   /** Each connection's state now (tests, metrics). */
   states(): ConnectionState[] {
     return [...this.#all].map((c) => c.state);
+  }
+
+  /**
+   * Who is closed for a newcomer: among the connections never answered, one that has sent nothing since its
+   * accept, else one past its handshake with no request yet, else any; then the kept ones; oldest first in each.
+   * A caller whose request is on its way (its handshake under way, its headers arriving) goes last: under a flood
+   * of connections that say nothing, the kubelet's and the API server's new connections are never the ones closed.
+   */
+  #victim(newcomer: Connection): Connection | undefined {
+    let best: Connection | undefined;
+    let bestRank = 3;
+    for (const c of this.#fresh) {
+      if (c === newcomer) continue;
+      const rank = (c.raw.bytesRead ?? 0) === 0 ? 0 : c.state === "header" ? 1 : 2;
+      if (rank < bestRank) [best, bestRank] = [c, rank];
+      if (rank === 0) break;
+    }
+    return best ?? first(this.#kept, newcomer);
   }
 
   #find(socket: Socket | null | undefined): Connection | undefined {

@@ -32,7 +32,7 @@ export function registerConnectionMetrics(
   new client.Counter({
     name: "butler_connections_closed_total",
     help:
-      "Connections the listener closed: evicted (the one waiting longest, for a newcomer at the cap), refused (a newcomer, every open one busy), or the step whose deadline passed (handshake, header, body, writing, idle).",
+      "Connections the listener closed: evicted (one waiting on its caller, for a newcomer at the cap), refused (a newcomer, every open one busy), or the step whose deadline passed (handshake, header, body, writing, idle).",
     labelNames: ["listener", "reason"],
     registers: [registry],
     collect() {

@@ -31,10 +31,12 @@ const FAR: ConnectionLimits = {
   bodyMs: 60_000,
 };
 
-function guarded(limits: Partial<ConnectionLimits> = {}) {
-  const guard = new ConnectionGuard({ ...FAR, ...limits }, { tls: false });
-  const open = () => {
+function guarded(limits: Partial<ConnectionLimits> = {}, tls = false) {
+  const guard = new ConnectionGuard({ ...FAR, ...limits }, { tls });
+  /** A connection accepted, with `bytesRead` bytes read at once (its ClientHello, say). */
+  const open = (bytesRead = 0) => {
     const socket = new FakeSocket();
+    socket.bytesRead = bytesRead;
     guard.accepted(socket as unknown as Socket);
     return socket;
   };
@@ -65,6 +67,18 @@ Deno.test("at the cap: the one waiting longest is closed, never one being decide
     assert.equal(c.destroyed, true);
     assert.equal(kept.destroyed, false, "the kept connection outlasts every stranger");
     assert.equal(g.guard.stats().evicted, 3);
+    g.close();
+  });
+  await t.step("one that sent nothing goes first, then one past its handshake with no request yet", () => {
+    const g = guarded({ maxConnections: 4 }, true);
+    const [early, handshaking] = [g.open(300), g.open(300)]; // both began a handshake
+    const silent = g.open(); // younger, but has said nothing
+    g.guard.secured(Object.assign(new FakeSocket(), { _parent: early }) as unknown as Socket); // its handshake done
+    const newcomer = g.open(300);
+    g.open(300); // the fifth: `silent` goes, though younger than both
+    assert.deepEqual([silent.destroyed, early.destroyed, handshaking.destroyed], [true, false, false]);
+    g.open(300); // the sixth: `early`, past its handshake with no request, before the older `handshaking`
+    assert.deepEqual([early.destroyed, handshaking.destroyed, newcomer.destroyed], [true, false, false]);
     g.close();
   });
   await t.step("a connection whose request is decided is never closed for another", () => {
