@@ -14,6 +14,7 @@ import {
   ending,
   fetchOnce,
   head,
+  type Served,
   served,
   sleep,
   statusLine,
@@ -179,6 +180,25 @@ Deno.test("the reading budget closes the bodies read longest for newcomers", asy
   }
 });
 
+/**
+ * Sends `request` and then 64 MiB as fast as the service takes them, until it answers and closes: the answer, and
+ * how many bytes the listener read meanwhile.
+ */
+async function unasked(s: Served, request: string, plain = false): Promise<{ text: string; read: number }> {
+  const before = s.listener.guard.stats().bytesRead;
+  const conn = await connect(s.port, { plain });
+  await writeAll(conn, request);
+  const sending = (async () => {
+    const piece = new Uint8Array(1024 * KIB);
+    try {
+      for (let i = 0; i < 64; i++) await writeAll(conn, piece);
+    } catch { /* closed by the service */ }
+  })();
+  const { text } = await ending(conn, PATIENCE_MS);
+  await sending;
+  return { text, read: s.listener.guard.stats().bytesRead - before };
+}
+
 Deno.test("a body the app does not ask for stays in the caller's kernel, never read", async (t) => {
   // Deno's TLS socket reads on while its request is paused: before, a review refused unread had 2 MB of its body
   // read by the time it was answered, and a request paused for good took in 200 MB.
@@ -204,25 +224,41 @@ Deno.test("a body the app does not ask for stays in the caller's kernel, never r
     ];
     for (const [name, request, answer] of cases) {
       await t.step(name, async () => {
-        const before = s.listener.guard.stats().bytesRead;
-        const conn = await connect(s.port);
-        await writeAll(conn, request);
-        const sending = (async () => {
-          const piece = new Uint8Array(1024 * KIB);
-          try {
-            for (let i = 0; i < 64; i++) await writeAll(conn, piece);
-          } catch { /* closed by the service */ }
-        })();
-        const { text } = await ending(conn, PATIENCE_MS);
-        await sending;
+        const { text, read } = await unasked(s, request);
         assert.match(statusLine(text), answer, text);
-        const read = s.listener.guard.stats().bytesRead - before;
         assert.ok(read < 512 * KIB, `${read} bytes of it were read`);
       });
     }
   } finally {
     lane.slow.stop();
     close(lane.conn);
+    await s.stop();
+  }
+});
+
+Deno.test("plain HTTP (development, the reporter): a body no one asks for is not read either", async (t) => {
+  const s = await served({ plain: true });
+  try {
+    const cases: [string, string, RegExp][] = [
+      [
+        "a POST to no route",
+        head("/nope", { "content-length": String(64 * 1024 * KIB) }),
+        /^HTTP\/1\.1 404 /,
+      ],
+      [
+        "a GET with a body",
+        head("/healthz", { "content-length": String(64 * 1024 * KIB) }).replace("POST", "GET"),
+        /200/,
+      ],
+    ];
+    for (const [name, request, answer] of cases) {
+      await t.step(name, async () => {
+        const { text, read } = await unasked(s, request, true);
+        assert.match(statusLine(text), answer, text);
+        assert.ok(read < 512 * KIB, `${read} bytes of it were read`);
+      });
+    }
+  } finally {
     await s.stop();
   }
 });
