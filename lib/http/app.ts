@@ -1,6 +1,5 @@
 import type { KubeCacheStats, KubeClient } from "../kube/mod.ts";
 import { Hono, type MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { HookConfig } from "../hook_context/mod.ts";
 import { jsonError } from "./errors.ts";
 import { hookClientAuth, type MetricsAuth, metricsReaderAuth, webhookClientAuth } from "./caller_auth.ts";
@@ -9,7 +8,8 @@ import client from "prom-client";
 import { createHttpMetrics, type HttpMetrics } from "./metrics.ts";
 import { createDomainMetrics, type DomainMetrics } from "./domain_metrics.ts";
 import type { Offload } from "../isolation/mod.ts";
-import { offloadDoor, webhookDoor } from "./doors.ts";
+import { bodySeconds, offloadDoor, webhookDoor } from "./doors.ts";
+import { bodyReader, READING_BYTES, ReadingBudget } from "./body.ts";
 import { createHeapBudget, type HeapBudget } from "../foreign/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 
@@ -48,6 +48,11 @@ export interface AppOptions {
   readonly admissionWrites?: boolean;
   /** How long bodies may take to arrive; see `Runtime.bodyReadSeconds`. */
   readonly bodyReadSeconds?: Runtime["bodyReadSeconds"];
+  /**
+   * Bytes of small bodies (64 KiB or less) being read at once, by hooks and by reviews (`READING_BYTES` when
+   * unset); past it the ones read longest are closed for the newcomer.
+   */
+  readonly readingBytes?: { readonly hooks: number; readonly webhooks: number };
   readonly clockOverride: boolean;
   readonly hookConfig: HookConfig;
   readonly routes: readonly RouteRegistrar[];
@@ -240,34 +245,7 @@ export function createApp(options: AppOptions): HookService {
   if (options.separateWebhookListener || options.webhookClientNames) {
     app.use("/webhooks/*", webhookClientAuth(options));
   }
-  const webhookLimit = options.webhookBodyLimitBytes ?? options.bodyLimitBytes;
-  app.use("/hooks/*", limitBody(options.bodyLimitBytes));
-  app.use("/webhooks/*", limitBody(webhookLimit));
-  if (options.webhookConcurrency !== undefined || options.webhookQueueBytes !== undefined) {
-    app.use(
-      "/webhooks/*",
-      webhookDoor({
-        known,
-        concurrency: options.webhookConcurrency ?? Infinity,
-        queueBytes: options.webhookQueueBytes ?? Infinity,
-        bodyLimitBytes: webhookLimit,
-        retryAfterSeconds: options.retryAfterSeconds,
-        largeShare: options.webhookLargeShare,
-        clock: options.webhookClockMs,
-      }),
-    );
-  }
-  const door = options.offload
-    ? offloadDoor({
-      offload: options.offload,
-      runtime,
-      known,
-      bodyLimitBytes: options.bodyLimitBytes,
-      queueBytes: options.queueBytes,
-      retryAfterSeconds: options.retryAfterSeconds,
-    })
-    : undefined;
-  if (door) app.use("/hooks/*", door.middleware);
+  const door = useDoors(app, options, runtime, known);
   probes(app, lifecycle, metrics, options.offload, door, options.metricsAuth, options.undecided);
 
   for (const register of options.routes) register(app);
@@ -287,12 +265,53 @@ export function createApp(options: AppOptions): HookService {
 
 type Middleware = MiddlewareHandler<AppEnv>;
 
-/** Bodies past `limit` bytes are answered 413. */
-function limitBody(limit: number): Middleware {
-  return bodyLimit({
-    maxSize: limit,
-    onError: (c) => jsonError(c, 413, `request body exceeds the limit of ${limit} bytes`),
-  });
+/**
+ * Each door on its routes: the body reader (bodies read as they arrive, small ones within a budget, large ones in
+ * the door's lane), then the door's places. Returns the hooks' door, whose state readiness reports.
+ */
+function useDoors(
+  app: Hono<AppEnv>,
+  options: AppOptions,
+  runtime: Runtime,
+  known: ReadonlySet<string>,
+): { full(): boolean } | undefined {
+  const webhookLimit = options.webhookBodyLimitBytes ?? options.bodyLimitBytes;
+  const webhooks = options.webhookConcurrency !== undefined || options.webhookQueueBytes !== undefined
+    ? webhookDoor({
+      known,
+      concurrency: options.webhookConcurrency ?? Infinity,
+      queueBytes: options.webhookQueueBytes ?? Infinity,
+      bodyLimitBytes: webhookLimit,
+      retryAfterSeconds: options.retryAfterSeconds,
+      largeShare: options.webhookLargeShare,
+      clock: options.webhookClockMs,
+    })
+    : undefined;
+  const door = options.offload
+    ? offloadDoor({
+      offload: options.offload,
+      runtime,
+      known,
+      queueBytes: options.queueBytes,
+      retryAfterSeconds: options.retryAfterSeconds,
+    })
+    : undefined;
+  const bytes = options.readingBytes ?? READING_BYTES;
+  const reading = {
+    hooks: { small: new ReadingBudget(bytes.hooks), large: door?.large },
+    webhooks: { small: new ReadingBudget(bytes.webhooks), large: webhooks?.large },
+  };
+  app.use(
+    "/hooks/*",
+    bodyReader({ known, limit: options.bodyLimitBytes, seconds: bodySeconds, ...reading.hooks }),
+  );
+  app.use(
+    "/webhooks/*",
+    bodyReader({ known, limit: webhookLimit, seconds: bodySeconds, ...reading.webhooks }),
+  );
+  if (webhooks) app.use("/webhooks/*", webhooks.middleware);
+  if (door) app.use("/hooks/*", door.middleware);
+  return door;
 }
 
 /**
