@@ -196,7 +196,8 @@ export function heldKube(): {
   let asked = 0;
   return {
     kube: {
-      get: () => Promise.reject(new Error("no get expected")),
+      // A ProviderConfig delete reads lists and one live page (its TenantClusters' count): all held alike.
+      get: () => (asked++, answered.then(() => undefined)),
       list: () => (asked++, answered.then(() => [])),
       write: () => Promise.reject(new Error("no write expected")),
     },
