@@ -18,6 +18,7 @@ import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import { createDelegatedAuth, createKubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
 import { startReporter } from "./lib/reporter/mod.ts";
 import { createHeapBudget } from "./lib/foreign/mod.ts";
+import { registerBuildInfo, VERSION } from "./lib/build/mod.ts";
 
 const processLog = createProcessLog({ component: "reporter" });
 const log = processLog.info;
@@ -40,6 +41,7 @@ if (!connection) fail("the reporter needs the Kubernetes API: run it in a pod or
 
 const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
+registerBuildInfo(registry, "reporter");
 // One heap budget for every foreign byte this process parses: the management API's objects (teams write them) and
 // every tenant's answers (issue #55).
 const kube = createKubeClient(connection, { timeoutMs: 10_000, retries: 2, budget: createHeapBudget() });
@@ -82,7 +84,11 @@ const server = serve({
   limits: connectionLimits(config.connections),
   log,
   onListen: ({ hostname, port }) =>
-    log({ msg: `reporter probes and metrics on http://${hostname}:${port}`, identity: config.identity }),
+    log({
+      msg: `butler reporter ${VERSION}: probes and metrics on http://${hostname}:${port}`,
+      version: VERSION,
+      identity: config.identity,
+    }),
 }, async (req) => {
   const path = new URL(req.url).pathname;
   if (path === "/healthz") return new Response("ok\n");

@@ -59,9 +59,9 @@ export const ALLOWED: readonly AllowedParse[] = [
     why: "the pool registry's data, which only the webhook's ServiceAccount may write (the same policy)",
   },
   {
-    file: "lib/plan/input.ts",
-    count: 1,
-    why: "plan: the files of the user's own repository, on their machine",
+    file: "lib/kubectl_yaml/documents.ts",
+    count: 2,
+    why: "plan: the files of the user's own repository, read as kubectl reads them, on their machine",
   },
   { file: "lib/plan/files.ts", count: 1, why: "plan: the shipped manifests and the user's own files" },
   { file: "lib/plan/plan.ts", count: 1, why: "plan: the user's own fixture and export files" },

@@ -150,8 +150,8 @@ const asSpecified = (team: string): ConditionInput => ({
 
 /**
  * Whether a TenantCluster may start, what it acts on, and its record. Once started it stays started (nothing
- * stops it or takes its children); what waits is what it asks for beyond what it was admitted. A cluster with no
- * Team starts at once; one whose Team and provider set no limit its clusters share starts at once and applies
+ * stops it or takes its children); what waits is what it asks for beyond what it was admitted. A cluster outside
+ * every team namespace never starts (no Team counts it); one whose Team and provider set no limit its clusters share starts at once and applies
  * every change at once; else every start and every change that adds usage (more workers or larger ones, another
  * environment, owner or ProviderConfig) waits for its Team to admit it, and anything else applies at once.
  */
@@ -166,7 +166,9 @@ export function admissionGate(input: GateInput): Gate {
     ? yes("Started", "started before admission was recorded: it has children")
     : undefined;
   const request = input.request;
-  if (!team) return before ?? yes("NoTeam", "not a team's cluster: no team limits apply");
+  if (!team) {
+    return before ?? no("NoTeam", "not in a team namespace: no Team counts it, so it does not start");
+  }
   if (!input.team) return before ?? no("AwaitingTeam", `waiting for team "${team}" to be read`);
   if (!quotaInForce(input.team, input.provider)) {
     const v = before ??

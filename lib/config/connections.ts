@@ -24,7 +24,7 @@ export interface ConnectionSettings {
 
 /**
  * The service's variables: the hooks' listener (`PORT`, the only one in development) and the webhooks'
- * (`WEBHOOK_PORT`). Defaults and why: docs/operations.md, "Connections".
+ * (`WEBHOOK_PORT`). Defaults and why: docs/operations.md#connections.
  */
 export const SERVICE_CONNECTION_ENV = {
   MAX_CONNECTIONS: int("MAX_CONNECTIONS", 1, 65536, 128),

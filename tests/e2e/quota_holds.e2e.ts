@@ -1,6 +1,6 @@
 /**
- * Quotas hold at the controllers, with real Metacontroller (docs/security.md, "Quotas without an authenticated API
- * server"): with no admission webhook in the way (as with components/without-admission-webhooks, or two reviews
+ * Quotas hold at the controllers, with real Metacontroller (docs/security.md#quotas-without-an-authenticated-api-server):
+ * with no admission webhook in the way (as with components/without-admission-webhooks, or two reviews
  * racing past an unauthenticated one), two clusters of a team limited to one are both stored; never do both start,
  * the Team holds what does not fit, and deleting one lets the other start. And two started clusters of a team
  * limited to 4 CPUs both grown at once (1 -> 2 and 1 -> 3: 5 of 4): never does what they run pass 4, one change is
