@@ -9,10 +9,10 @@
  * the peak resident memory against the pod's limit, and each hostile answer against what is right for it.
  */
 import assert from "node:assert/strict";
-import { teamShapeSyncBody } from "../../bench/team_data.ts";
-import { cluster, installManifests, kubectlOk } from "../api/cluster.ts";
-import { client, ready, shippedServiceDir, type Started, startShipped } from "../api/shipped.ts";
+import { cluster, installManifests } from "../api/cluster.ts";
+import { ready, shippedServiceDir, startShipped } from "../api/shipped.ts";
 import { startAttacker } from "./attacker.ts";
+import { benignLoop, benignReview, benignTeam, benignTeamSync, type Loop, readinessProbe } from "./benign.ts";
 import { percentile, record, residentPeak } from "./measure.ts";
 
 const QUIET_MS = 12_000;
@@ -21,109 +21,6 @@ const ROUND_MS = 3_000;
 const SLOW_BODIES = 16;
 /** The hook Deployment's memory limit (manifests/hooks/deployment.yaml): 768Mi. */
 const POD_LIMIT_BYTES = 768 * 1024 * 1024;
-
-const fixture = (name: string) =>
-  JSON.parse(Deno.readTextFileSync(new URL(`../fixtures/${name}`, import.meta.url)));
-
-/** The benign team of the dry-run review fixture: its Team, namespace, ProviderConfig and clusters. */
-async function benignTeam(): Promise<Record<string, unknown>> {
-  const reads = fixture("tenantcluster/admission/payments-dry-run-writes-nothing/reads.json") as Record<
-    string,
-    { items?: unknown[]; metadata?: Record<string, unknown> }
-  >;
-  const strip = (o: Record<string, unknown>) => {
-    const { metadata, status: _status, ...rest } = o as {
-      metadata: Record<string, unknown>;
-      status?: unknown;
-    };
-    const { resourceVersion: _rv, uid: _uid, creationTimestamp: _c, ...meta } = metadata;
-    return { ...rest, metadata: meta };
-  };
-  const objects = Object.values(reads).flatMap((r) => r.items ?? [r]) as Record<string, unknown>[];
-  await kubectlOk(["apply", "-f", "-"], {
-    stdin: JSON.stringify({
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: "team-payments", labels: { "butler.butlerlabs.dev/team": "payments" } },
-    }),
-  });
-  for (const o of objects) await kubectlOk(["apply", "-f", "-"], { stdin: JSON.stringify(strip(o)) });
-  return fixture("tenantcluster/admission/payments-dry-run-writes-nothing/request.json");
-}
-
-interface Loop {
-  readonly latencies: { at: number; ms: number }[];
-  readonly failures: string[];
-  stop(): Promise<void>;
-}
-
-/** Sends `body` to `url` one call after another until stopped, recording latency and non-200 answers. */
-function benignLoop(url: string, body: () => Uint8Array, as?: string): Loop {
-  const c = client(as);
-  const latencies: { at: number; ms: number }[] = [];
-  const failures: string[] = [];
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      const started = performance.now();
-      try {
-        const res = await fetch(url, {
-          client: c,
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: body() as Uint8Array<ArrayBuffer>,
-          signal: AbortSignal.timeout(20_000),
-        });
-        const text = await res.text();
-        if (res.status !== 200) failures.push(`${res.status} ${text.slice(0, 200)}`);
-      } catch (err) {
-        failures.push(String(err));
-      }
-      latencies.push({ at: started, ms: performance.now() - started });
-    }
-  })();
-  return {
-    latencies,
-    failures,
-    async stop() {
-      running = false;
-      await done;
-      c.close();
-    },
-  };
-}
-
-/** Probes `/readyz` every 250 ms until stopped; counts the answers that are not 200. */
-function readinessProbe(service: Started) {
-  const c = client();
-  let probes = 0;
-  const failed: string[] = [];
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      probes++;
-      try {
-        const res = await fetch(`${service.hooks}/readyz`, { client: c, signal: AbortSignal.timeout(2000) });
-        const text = await res.text();
-        if (res.status !== 200) failed.push(`${res.status} ${text}`);
-      } catch (err) {
-        failed.push(String(err));
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  })();
-  return {
-    get probes() {
-      return probes;
-    },
-    failed,
-    async stop() {
-      running = false;
-      await done;
-      c.close();
-    },
-  };
-}
 
 Deno.test("the hook service under a hostile corpus", async (t) => {
   await installManifests();
@@ -134,21 +31,11 @@ Deno.test("the hook service under a hostile corpus", async (t) => {
   service.child.status.then(() => exited = true);
   assert.ok(await ready(service), service.log());
 
-  const teamBody = new TextEncoder().encode(teamShapeSyncBody({
-    users: 10,
-    groups: 0,
-    environments: 2,
-    environmentUsers: 2,
-    environmentGroups: 0,
-  }, 20));
-  const reviewBody = () =>
-    new TextEncoder().encode(JSON.stringify({
-      ...reviewFixture,
-      request: { ...(reviewFixture as { request: object }).request, uid: crypto.randomUUID() },
-    }));
+  const teamBody = benignTeamSync();
+  const reviewBody = benignReview(reviewFixture);
   const hooks = benignLoop(`${service.hooks}/hooks/team/sync`, () => teamBody, "metacontroller");
   const reviews = benignLoop(`${service.webhooks}/webhooks/validate/tenantcluster`, reviewBody);
-  const probe = readinessProbe(service);
+  const probe = readinessProbe(service.hooks);
 
   const started = performance.now();
   await new Promise((r) => setTimeout(r, QUIET_MS));
