@@ -6,7 +6,14 @@
  * @module
  */
 import client from "prom-client";
-import { clearLibraryVariables, loadReporterConfig, readEnv, REPORTER_VARIABLES } from "./lib/config/mod.ts";
+import {
+  clearLibraryVariables,
+  connectionLimits,
+  loadReporterConfig,
+  readEnv,
+  REPORTER_VARIABLES,
+} from "./lib/config/mod.ts";
+import { registerConnectionMetrics, serve } from "./lib/listener/mod.ts";
 import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import { createDelegatedAuth, createKubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
 import { startReporter } from "./lib/reporter/mod.ts";
@@ -68,9 +75,12 @@ async function refused(req: Request, path: string): Promise<Response | undefined
   );
 }
 
-const server = Deno.serve({
+// `node:http` with the service's connection guard (lib/listener): a cap on connections and deadlines from accept.
+const server = serve({
   hostname: config.host,
   port: config.port,
+  limits: connectionLimits(config.connections),
+  log,
   onListen: ({ hostname, port }) =>
     log({ msg: `reporter probes and metrics on http://${hostname}:${port}`, identity: config.identity }),
 }, async (req) => {
@@ -93,6 +103,8 @@ const server = Deno.serve({
   }
   return new Response("not found\n", { status: 404 });
 });
+await server.ready.catch((err: Error) => fail(`cannot serve HTTP on port ${config.port}: ${err.message}`));
+registerConnectionMetrics(registry, { reporter: () => server.guard.stats() });
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

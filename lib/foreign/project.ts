@@ -253,7 +253,7 @@ export function projectUntil(
     if (p) {
       const [value, end] = projectAt(bytes, i + 1, p, parse, build);
       build(BUILT_SLOT_BYTES);
-      Object.defineProperty(out, key!, { value, enumerable: true, writable: true, configurable: true });
+      setMember(out, key!, value);
       if (wanted.includes(key!)) return out;
       i = end;
     } else {
@@ -305,10 +305,9 @@ function objectAt(
       : (Object.hasOwn(p.fields ?? {}, key) ? p.fields![key] : p.other?.(key));
     if (wanted) {
       const [value, end] = projectAt(bytes, i + 1, wanted, parse, build);
-      // JSON.parse makes "__proto__" an own member; an assignment would set the prototype.
       if (value !== undefined) {
         build(BUILT_SLOT_BYTES);
-        Object.defineProperty(out, key!, { value, enumerable: true, writable: true, configurable: true });
+        setMember(out, key!, value);
       }
       i = end;
     } else {
@@ -351,8 +350,31 @@ function arrayAt(
 
 const utf8 = new TextDecoder();
 
-/** A key's text: decoded as it is when it has no escape, else by `parse` (charged like any value). */
+/** Sets an own member, as `JSON.parse` does: an assignment to `__proto__` would set the prototype instead. */
+function setMember(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") {
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  } else out[key] = value;
+}
+
+/**
+ * A key's text: decoded as it is when it has no escape (a short ASCII key, as most are, without a decoder), else by
+ * `parse` (charged like any value).
+ */
 function keyOf(bytes: Uint8Array, from: number, to: number, parse: ParseSlice): string {
+  if (to - from <= 64) {
+    let ascii = "";
+    for (let i = from; i < to; i++) {
+      const b = bytes[i]!;
+      if (b === BACKSLASH || b >= 0x80) return slowKey(bytes, from, to, parse);
+      ascii += String.fromCharCode(b);
+    }
+    return ascii;
+  }
+  return slowKey(bytes, from, to, parse);
+}
+
+function slowKey(bytes: Uint8Array, from: number, to: number, parse: ParseSlice): string {
   const text = bytes.subarray(from, to);
   return text.includes(BACKSLASH) ? parse(from - 1, to + 1) as string : utf8.decode(text);
 }

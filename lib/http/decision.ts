@@ -144,16 +144,17 @@ export function memoReader(kube: KubeReader): KubeReader {
 
 /**
  * What a review nobody authenticated may make the service read: single objects (one object's worth each), and
- * lists from the watch cache only: a list it asks live is read `consistent` (the collection's revision, one
- * object's worth, shared by every review that asks at once, then the cache), so a flood of forged reviews costs
- * the API server nothing that grows with the cluster (issue #55). It writes nothing.
+ * lists from the watch cache only, as it holds them, even where a decision would read them live: a flood of forged
+ * reviews costs the API server nothing that grows with the cluster (issue #55). Such a decision writes nothing,
+ * and the controllers hold what admission cannot serialise without writing (docs/security.md), so a cache a moment
+ * behind costs no more than admission racing itself does. It writes nothing.
  */
 export function unauthenticatedReader(kube: KubeClient): KubeClient {
   return {
     get: (path, options) => kube.get(path, options),
     list: (path, options = {}) => {
-      const { live, ...rest } = options;
-      return kube.list(path, live ? { ...rest, consistent: true } : rest);
+      const { live: _live, ...cached } = options;
+      return kube.list(path, cached);
     },
     write: () => Promise.reject(new Error("an unauthenticated review writes nothing")),
   };

@@ -47,12 +47,17 @@ export interface Peer {
 
 /** Hono environment of the hook service. */
 export interface AppEnv {
-  /** `listener`: which listener took the request, when the service runs one for admission webhooks apart. */
-  Bindings: { peer?: Peer; listener?: "hooks" | "webhooks" };
+  /**
+   * `listener`: which listener took the request, when the service runs one for admission webhooks apart;
+   * `arrivedAt`: when its headers arrived (`performance.now()`), which its body's time is counted from.
+   */
+  Bindings: { peer?: Peer; listener?: "hooks" | "webhooks"; arrivedAt?: number };
   Variables: {
     runtime: Runtime;
     subject?: Subject;
     failure?: string;
     signals?: readonly Signal[];
+    /** The request's body, as the door read it. */
+    body?: ArrayBuffer;
   };
 }

@@ -15,6 +15,6 @@ export * from "./errors.ts";
 export * from "./metrics.ts";
 export * from "./inflight.ts";
 export * from "./domain_metrics.ts";
-export * from "./tls_server.ts";
+export * from "./body.ts";
 export * from "./doors.ts";
 export * from "./hook_worker.ts";

@@ -12,9 +12,6 @@
  * - a read that asks for `atLeast` a resourceVersion is answered from memory only once the watch has applied
  *   every change up to it; it waits for the watch a moment, then reads the API (resourceVersions are compared as
  *   the etcd revisions they are; one that is not a number is never taken as reached);
- * - a `consistent` read is as fresh as a live one without listing the collection: it reads the collection's
- *   current resourceVersion (one object's worth: `limit=1`, one such read in flight per collection however many
- *   wait on it), then answers from memory once the watch has reached it;
  * - what is kept of each object, and what a live read of a cached collection returns, is its projection
  *   (`lib/foreign/project.ts`): what a team stores beside the fields read is never parsed;
  * - writes always go to the API, under the precondition the caller gives.
@@ -22,13 +19,7 @@
  * @module
  */
 import { type FullKubeClient, KubeApiError, type KubeClient, type ReadFreshness } from "./client.ts";
-import {
-  apiReads,
-  type CachedCollection,
-  currentRevision,
-  equalitySelector,
-  labelsOf,
-} from "./cache_reads.ts";
+import { apiReads, type CachedCollection, equalitySelector, labelsOf } from "./cache_reads.ts";
 
 export type { CachedCollection };
 import { isRevision, reached } from "./revision.ts";
@@ -45,8 +36,6 @@ export interface KubeCacheOptions {
   readonly waitMs?: number;
   /** How long a read waits for a collection's first list before it fails (default 3,000 ms). */
   readonly syncWaitMs?: number;
-  /** How long a `consistent` read waits for the watch to reach the revision it read (default 2,000 ms). */
-  readonly consistentWaitMs?: number;
   /** How long a collection may fail to list and watch before the cache says it cannot decide (default 30,000 ms). */
   readonly staleMs?: number;
   /** Milliseconds since the epoch; `Date.now` by default. */
@@ -90,8 +79,6 @@ const PATH = /^(\/api\/v1|\/apis\/[^/?]+\/[^/?]+)(?:\/namespaces\/([^/?]+))?\/([
 
 interface Entry {
   readonly collection: CachedCollection;
-  /** The current revision being read for `consistent` reads, shared by every read that waits on it. */
-  revision?: Promise<string | undefined>;
   readonly watcher: Watcher<unknown>;
   /** Kept objects by namespace ("" for cluster-scoped ones), then name. */
   readonly byNamespace: Map<string, Map<string, unknown>>;
@@ -199,8 +186,7 @@ async function servableRoute<R extends { entry: Entry }>(
   r: R | undefined,
   path: string,
   freshness: ReadFreshness,
-  waits: { waitMs: number; syncWaitMs: number; consistentWaitMs: number },
-  client: FullKubeClient,
+  waits: { waitMs: number; syncWaitMs: number },
 ): Promise<R | undefined> {
   if (!r) return undefined;
   const w = r.entry.watcher;
@@ -209,17 +195,6 @@ async function servableRoute<R extends { entry: Entry }>(
       503,
       "CacheNotSynced",
       `the admission cache of ${r.entry.collection.resource} has not been listed yet`,
-      path,
-    );
-  }
-  if (freshness.consistent) {
-    const current = await currentRevision(r.entry, client);
-    if (current === undefined || !isRevision(current)) return r;
-    if (await until(r.entry, () => reached(w.resourceVersion, current), waits.consistentWaitMs)) return r;
-    throw new KubeApiError(
-      503,
-      "CacheBehind",
-      `the admission cache of ${r.entry.collection.resource} has not reached revision ${current} yet`,
       path,
     );
   }
@@ -267,8 +242,8 @@ function undecidedOf(entries: Iterable<Entry>, now: number, staleMs: number): st
  * ```
  */
 export function createKubeCache(options: KubeCacheOptions): KubeCache {
-  const { client, waitMs = 200, syncWaitMs = 3000, consistentWaitMs = 2000 } = options;
-  const waits = { waitMs, syncWaitMs, consistentWaitMs };
+  const { client, waitMs = 200, syncWaitMs = 3000 } = options;
+  const waits = { waitMs, syncWaitMs };
   let hits = 0, misses = 0;
   const entries = new Map<string, Entry>();
   let started = false;
@@ -299,7 +274,7 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
   }
 
   const servable = (path: string, freshness: ReadFreshness) =>
-    freshness.live ? undefined : servableRoute(route(path), path, freshness, waits, client);
+    freshness.live ? undefined : servableRoute(route(path), path, freshness, waits);
   const api = apiReads(client, (path) => route(path)?.entry.collection);
 
   return {

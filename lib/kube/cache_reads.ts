@@ -1,11 +1,11 @@
 /**
- * The reads a watch cache makes past its memory: a collection's current revision (for `consistent` reads), reads of
- * the API shaped as the cache keeps the collection, and the label selectors it answers from memory.
+ * The reads a watch cache makes past its memory, shaped as the cache keeps the collection, and the label selectors
+ * it answers from memory.
  *
  * @module
  */
 import type { FullKubeClient, KubeReader } from "./client.ts";
-import { bounded, members, type Projection } from "../foreign/mod.ts";
+import type { Projection } from "../foreign/mod.ts";
 
 /** One cached collection. */
 export interface CachedCollection {
@@ -19,29 +19,6 @@ export interface CachedCollection {
   readonly projection?: Projection;
   /** Reduces an object, as projected, to what readers use (default: kept as projected). */
   readonly select?: (raw: unknown) => unknown;
-}
-
-/** What a revision read keeps of its one-object page. */
-const REVISION = members({ metadata: members({ resourceVersion: bounded(64) }) });
-
-/**
- * The collection's resourceVersion now, read with `limit=1` (the API server answers a list at its current
- * revision); one read in flight per collection, shared by every read that asks meanwhile.
- */
-export function currentRevision(
-  entry: { revision?: Promise<string | undefined>; readonly collection: CachedCollection },
-  client: FullKubeClient,
-): Promise<string | undefined> {
-  if (!entry.revision) {
-    const { prefix, resource, name } = entry.collection;
-    const field = name ? `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}&` : "";
-    entry.revision = client.get(`${prefix}/${resource}?${field}limit=1`, { projection: REVISION })
-      .then((page) =>
-        (page as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion
-      )
-      .finally(() => entry.revision = undefined);
-  }
-  return entry.revision;
 }
 
 /**

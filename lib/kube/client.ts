@@ -28,11 +28,6 @@ export interface ReadFreshness {
   readonly atLeast?: string;
   /** With `atLeast`: read the API at once rather than wait for the watch to reach it. */
   readonly hurry?: boolean;
-  /**
-   * As fresh as `live`, for a cached collection without listing it: its current revision read (one object), then
-   * the cache once it has reached it. The API itself satisfies it as any read.
-   */
-  readonly consistent?: boolean;
 }
 
 /** How a read is made: its freshness, and what of each object is kept (the whole object by default). */

@@ -7,9 +7,12 @@
  * @module
  */
 import { teamShapeSyncBody } from "../../bench/team_data.ts";
-import { kubectlOk } from "../api/cluster.ts";
-import { client } from "../api/shipped.ts";
+import { cluster, installManifests, kubectlOk } from "../api/cluster.ts";
+import { client, pki, ready, shippedServiceDir, type Started, startShipped } from "../api/shipped.ts";
 import { percentile } from "./measure.ts";
+
+/** The hook Deployment's memory limit (manifests/hooks/deployment.yaml): 768Mi. */
+export const POD_LIMIT_BYTES = 768 * 1024 * 1024;
 
 const fixture = (name: string) =>
   JSON.parse(Deno.readTextFileSync(new URL(`../fixtures/${name}`, import.meta.url)));
@@ -145,8 +148,9 @@ export function benignLoop(url: string | (() => string), body: () => Uint8Array,
   };
 }
 
-/** One `/readyz` answer: when it came (ms, `performance.now()`), and whether it said ready. */
+/** One `/readyz` answer: when it was asked and when it came (ms, `performance.now()`), and whether it said ready. */
 export interface Probe {
+  readonly started: number;
   readonly at: number;
   readonly ready: boolean;
   readonly text: string;
@@ -157,15 +161,33 @@ export interface Readiness {
   readonly probes: number;
   readonly failed: string[];
   readonly samples: Probe[];
+  /** The most failures in a row. */
+  readonly longestFailing: number;
+  /**
+   * The longest time from a failure to the next success, in ms: the kubelet (period 5 s, 3 failures) turns a pod
+   * unready once failures span 10 s.
+   */
+  readonly longestFailingMs: number;
   pause(): void;
   resume(): void;
   stop(): Promise<void>;
 }
 
-/** Probes `url()/readyz` every 250 ms until stopped; counts the answers that are not 200. */
-export function readinessProbe(url: string | (() => string)): Readiness {
-  const c = client();
-  const where = typeof url === "string" ? () => url : url;
+/**
+ * Probes `/readyz` of `target` (a URL, one read before each probe, or a started service's hooks listener) every
+ * 250 ms until stopped; counts the answers that are not 200. `fresh`: a new connection for every probe, as the
+ * kubelet's.
+ */
+export function readinessProbe(
+  target: string | (() => string) | Pick<Started, "hooks">,
+  o: { fresh?: boolean } = {},
+): Readiness {
+  const c = o.fresh ? Deno.createHttpClient({ caCerts: [pki("ca.crt")], poolMaxIdlePerHost: 0 }) : client();
+  const where = typeof target === "string"
+    ? () => target
+    : typeof target === "function"
+    ? target
+    : () => target.hooks;
   let probes = 0;
   const failed: string[] = [];
   const samples: Probe[] = [];
@@ -177,6 +199,7 @@ export function readinessProbe(url: string | (() => string)): Readiness {
         probes++;
         let text = "";
         let ready = false;
+        const started = performance.now();
         try {
           const res = await fetch(`${where()}/readyz`, { client: c, signal: AbortSignal.timeout(2000) });
           text = (await res.text()).slice(0, 300);
@@ -186,7 +209,7 @@ export function readinessProbe(url: string | (() => string)): Readiness {
           text = String(err).slice(0, 300);
           failed.push(text);
         }
-        samples.push({ at: performance.now(), ready, text });
+        samples.push({ started, at: performance.now(), ready, text });
       }
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -194,6 +217,14 @@ export function readinessProbe(url: string | (() => string)): Readiness {
   return {
     get probes() {
       return probes;
+    },
+    get longestFailing() {
+      return failingRuns(samples).reduce((n, run) => Math.max(n, run.length), 0);
+    },
+    get longestFailingMs() {
+      return Math.round(
+        failingRuns(samples).reduce((ms, run) => Math.max(ms, run.at(-1)!.at - run[0]!.started), 0),
+      );
     },
     failed,
     samples,
@@ -205,6 +236,20 @@ export function readinessProbe(url: string | (() => string)): Readiness {
       c.close();
     },
   };
+}
+
+/** The runs of probes in a row that did not say ready. */
+function failingRuns(samples: readonly Probe[]): Probe[][] {
+  const runs: Probe[][] = [];
+  let run: Probe[] = [];
+  for (const s of samples) {
+    if (s.ready) {
+      if (run.length) runs.push(run);
+      run = [];
+    } else run.push(s);
+  }
+  if (run.length) runs.push(run);
+  return runs;
 }
 
 /** The calls of a loop that started in `[from, to)`. */
@@ -246,4 +291,68 @@ export function readinessLies(calls: readonly Call[], samples: readonly Probe[])
     const after = samples.find((s) => s.at > c.end);
     return before?.ready === true && after?.ready === true;
   });
+}
+
+/**
+ * A loop's calls in the quiet phase and under attack (`[from, to)` in `performance.now()` ms): counts, failures, p50
+ * and p99, and the ratio of the p99s.
+ */
+export function latencySummary(
+  l: Loop,
+  quiet: readonly [number, number],
+  attack: readonly [number, number],
+): {
+  calls: { quiet: number; attack: number };
+  failures: number;
+  p99Ms: { quiet: number; attack: number };
+  p50Ms: { quiet: number; attack: number };
+  ratio: number;
+} {
+  const q = againstQuiet(l, [...quiet], [...attack]);
+  const attackOf = <T extends { quiet: number; phase: number }>(x: T) => ({
+    quiet: x.quiet,
+    attack: x.phase,
+  });
+  return {
+    calls: attackOf(q.calls),
+    failures: l.failures.length,
+    p99Ms: attackOf(q.p99Ms),
+    p50Ms: attackOf(q.p50Ms),
+    ratio: q.ratio,
+  };
+}
+
+/**
+ * The benign team's calls, one after another until stopped: Team syncs of a 10-member Team as Metacontroller (its
+ * client certificate) on the hooks' listener, and dry-run reviews of `reviewFixture` (a new UID each) as the API
+ * server on the webhooks'.
+ */
+export function benignCalls(
+  service: Started,
+  reviewFixture: Record<string, unknown>,
+): { hooks: Loop; reviews: Loop } {
+  const teamBody = benignTeamSync();
+  return {
+    hooks: benignLoop(`${service.hooks}/hooks/team/sync`, () => teamBody, "metacontroller"),
+    reviews: benignLoop(`${service.webhooks}/webhooks/validate/tenantcluster`, benignReview(reviewFixture)),
+  };
+}
+
+/**
+ * The manifests installed, the benign team stored, and the service started as shipped and ready: the service, the
+ * review fixture of the benign team, and whether the process has exited since.
+ */
+export async function startWithBenignTeam(): Promise<{
+  service: Started;
+  reviewFixture: Record<string, unknown>;
+  exited: () => boolean;
+}> {
+  await installManifests();
+  const reviewFixture = await benignTeam();
+  const { dir } = await shippedServiceDir();
+  const service = await startShipped(dir, new URL(cluster().server).host);
+  let exited = false;
+  service.child.status.then(() => exited = true);
+  if (!await ready(service)) throw new Error(`the service did not become ready:\n${service.log()}`);
+  return { service, reviewFixture, exited: () => exited };
 }

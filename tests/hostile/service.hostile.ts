@@ -9,33 +9,27 @@
  * the peak resident memory against the pod's limit, and each hostile answer against what is right for it.
  */
 import assert from "node:assert/strict";
-import { cluster, installManifests } from "../api/cluster.ts";
-import { ready, shippedServiceDir, startShipped } from "../api/shipped.ts";
 import { startAttacker } from "./attacker.ts";
-import { benignLoop, benignReview, benignTeam, benignTeamSync, type Loop, readinessProbe } from "./benign.ts";
-import { percentile, record, residentPeak } from "./measure.ts";
+import {
+  benignCalls,
+  latencySummary,
+  type Loop,
+  POD_LIMIT_BYTES,
+  readinessProbe,
+  startWithBenignTeam,
+} from "./benign.ts";
+import { record, residentPeak } from "./measure.ts";
 
 const QUIET_MS = 12_000;
 const ATTACK_MS = 30_000;
 const ROUND_MS = 3_000;
 const SLOW_BODIES = 16;
-/** The hook Deployment's memory limit (manifests/hooks/deployment.yaml): 768Mi. */
-const POD_LIMIT_BYTES = 768 * 1024 * 1024;
 
 Deno.test("the hook service under a hostile corpus", async (t) => {
-  await installManifests();
-  const reviewFixture = await benignTeam();
-  const { dir } = await shippedServiceDir();
-  const service = await startShipped(dir, new URL(cluster().server).host);
-  let exited = false;
-  service.child.status.then(() => exited = true);
-  assert.ok(await ready(service), service.log());
+  const { service, reviewFixture, exited } = await startWithBenignTeam();
 
-  const teamBody = benignTeamSync();
-  const reviewBody = benignReview(reviewFixture);
-  const hooks = benignLoop(`${service.hooks}/hooks/team/sync`, () => teamBody, "metacontroller");
-  const reviews = benignLoop(`${service.webhooks}/webhooks/validate/tenantcluster`, reviewBody);
-  const probe = readinessProbe(service.hooks);
+  const { hooks, reviews } = benignCalls(service, reviewFixture);
+  const probe = readinessProbe(service);
 
   const started = performance.now();
   await new Promise((r) => setTimeout(r, QUIET_MS));
@@ -51,23 +45,10 @@ Deno.test("the hook service under a hostile corpus", async (t) => {
   }, { started: () => attackFrom = performance.now(), ended: () => attackTo = performance.now() });
   await Promise.all([hooks.stop(), reviews.stop(), probe.stop()]);
   const peak = residentPeak(service.child.pid);
-  const alive = !exited;
+  const alive = !exited();
   const status = await service.stop();
 
-  const phase = (l: Loop, from: number, to: number) => l.latencies.filter((x) => x.at >= from && x.at < to);
-  const summary = (l: Loop) => {
-    const quiet = phase(l, started + 2000, attackFrom).map((x) => x.ms);
-    const under = phase(l, attackFrom, attackTo).map((x) => x.ms);
-    const q = percentile(quiet, 99);
-    const a = percentile(under, 99);
-    return {
-      calls: { quiet: quiet.length, attack: under.length },
-      failures: l.failures.length,
-      p99Ms: { quiet: +q.toFixed(1), attack: +a.toFixed(1) },
-      p50Ms: { quiet: +percentile(quiet, 50).toFixed(1), attack: +percentile(under, 50).toFixed(1) },
-      ratio: +(a / q).toFixed(2),
-    };
-  };
+  const summary = (l: Loop) => latencySummary(l, [started + 2000, attackFrom], [attackFrom, attackTo]);
   const result = {
     processExits: alive ? 0 : 1,
     exitCodeAtShutdown: status.code,
