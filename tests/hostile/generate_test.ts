@@ -157,6 +157,8 @@ Deno.test("the generator reads what the team roles may write from the RBAC and t
       assert.ok(slice.filter((p) => p.shape === "longString").every((p) => p.bytes > 1_000_000));
       const deep = slice.find((p) => p.shape === "deep" && p.kind === "TenantCluster")!;
       assert.ok(toJson(deep.object("d", deep.bytes)).includes('{"a":'.repeat(9000)));
+      const teams = slice.filter((p) => p.shape === "deep" && p.kind === "Team");
+      assert.ok(teams.length > 0 && teams.every((p) => p.bytes === SLICE_NODE_BYTES));
     },
   );
 });
