@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { CachedCollection } from "../kube/mod.ts";
+import { API_OBJECT_EVENT_BYTES, type CachedCollection } from "../kube/mod.ts";
 import { bounded, each, members, type Projection, WHOLE } from "../foreign/mod.ts";
 import { CREATOR_ANNOTATION, GROUP, LABELS, MIGRATION_ANNOTATION, OWNER_ANNOTATIONS } from "../butler/mod.ts";
 
@@ -83,8 +83,15 @@ const BUTLER = `/apis/${GROUP}/v1alpha1`;
  */
 export const ADMISSION_CACHE_MAX_BACKOFF_MS = 5_000;
 
-/** How the admission cache's watches retry: every collection waits at most {@link ADMISSION_CACHE_MAX_BACKOFF_MS}. */
-export const ADMISSION_CACHE_WATCH = Object.freeze({ maxBackoffMs: ADMISSION_CACHE_MAX_BACKOFF_MS });
+/**
+ * How the admission cache's watches retry and read: every collection waits at most
+ * {@link ADMISSION_CACHE_MAX_BACKOFF_MS}, and reads an event as large as any object the API server stores (a team
+ * may store one past 1 MiB: a watch that could not read its event would relist on every change of it).
+ */
+export const ADMISSION_CACHE_WATCH = Object.freeze({
+  maxBackoffMs: ADMISSION_CACHE_MAX_BACKOFF_MS,
+  maxEventBytes: API_OBJECT_EVENT_BYTES,
+});
 
 /**
  * The collections admission reads from its cache: TenantClusters, Teams, ProviderConfigs, IPAllocations and

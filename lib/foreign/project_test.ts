@@ -136,3 +136,22 @@ Deno.test("projection details", async (t) => {
     }
   });
 });
+
+Deno.test("what a projection builds is charged too: an item kept as an empty object costs its object (issue #55)", async (t) => {
+  // A tenant's list page of 2 MiB of `{}`: no member of an item is kept, but each item is: 700,000 objects, about
+  // 47 MiB of heap, that no parse was charged for. An 8 MiB page of them ended the reporter at its 96 MiB heap.
+  const page = encode(`{"items":[${"{},".repeat(700_000)}{}]}`);
+  const service = members({ items: each(members({ metadata: members({ name: WHOLE }) })) });
+  const budget = (maxInFlight: number) =>
+    createHeapBudget({ share: 1, maxInFlight, heapLimit: () => 1 << 30, heapUsed: () => 0 });
+  await t.step("refused by a budget smaller than what it builds", () => {
+    const small = budget(8 * 1024 * 1024);
+    assert.throws(() => projectForeign(page, service, small), ForeignRefused);
+    assert.equal(small.charged, 0, "every charge given back");
+  });
+  await t.step("built within a budget that holds it, every charge given back", () => {
+    const large = budget(256 * 1024 * 1024);
+    assert.equal((projectForeign(page, service, large) as { items: unknown[] }).items.length, 700_001);
+    assert.equal(large.charged, 0);
+  });
+});

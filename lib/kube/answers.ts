@@ -29,9 +29,12 @@ export interface ListPage {
   readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string };
 }
 
-/** What is kept of a list page: its items (each projected) and its metadata. */
-export function pageProjection(items: Projection = WHOLE): Projection {
-  return members({ items: each(items), metadata: members({ resourceVersion: WHOLE, continue: WHOLE }) });
+/** What is kept of a list page: its items (each projected; at most `maxItems`, the rest skipped unbuilt) and its metadata. */
+export function pageProjection(items: Projection = WHOLE, maxItems?: number): Projection {
+  return members({
+    items: each(items, maxItems),
+    metadata: members({ resourceVersion: WHOLE, continue: WHOLE }),
+  });
 }
 
 /**

@@ -196,7 +196,9 @@ class WatchLoop<T> {
         if (this.resourceVersion === undefined) await this.list();
         const started = this.#clock();
         // Healthy once the server answers the watch (watch() says so), not while a reconnect is only attempted:
-        // a tenant that is gone must not look watched between attempts.
+        // a tenant that is gone must not look watched between attempts. The backoff starts again only once the
+        // watch applied something: a stream that opens and then fails is a failure like any other, or a server
+        // that always does so would be asked again at once, for ever.
         await this.watch(() => (failures = 0));
         // A server that ends every watch at once must not make this a busy loop.
         if (this.#clock() - started < 1000) await this.pause(1000);
@@ -249,7 +251,12 @@ class WatchLoop<T> {
     const next = new Map<string, T>();
     this.overflow = false;
     let rv: string | undefined;
-    const page = pageProjection(this.#object);
+    // A page of more objects than are kept builds no more of them than are kept, and one to say it overflowed: the
+    // rest is skipped in the bytes (a tenant's 8 MiB page of `{}` is 2.8 million objects).
+    const page = pageProjection(
+      this.#object,
+      Number.isFinite(this.#maxItems) ? this.#maxItems + 1 : undefined,
+    );
     const complete = await listPages(
       async (limit, cont) => {
         const url = `${path}${this.#sep}limit=${limit}${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`;
@@ -273,8 +280,13 @@ class WatchLoop<T> {
     this.#o.onChange?.();
   }
 
-  /** One watch from the kept version, with bookmarks, dropped after its duration plus 20 s without a byte. */
-  async watch(opened: () => void): Promise<void> {
+  /**
+   * One watch from the kept version, with bookmarks, dropped after its duration plus 20 s without a byte. An event
+   * it cannot read (over the cap, too costly to parse, not JSON) is never resumed onto: a watch from the same
+   * version would meet it again, for ever, the kept objects frozen at it. The collection is listed again instead,
+   * in pages of what fits, from a version past it.
+   */
+  async watch(progressed: () => void): Promise<void> {
     const { client, path, maxEventBytes = 1024 * 1024 } = this.#o;
     const seconds = (this.#o.watchSeconds ?? (() => 40 + Math.floor(this.#random() * 20)))();
     const local = new AbortController();
@@ -293,14 +305,32 @@ class WatchLoop<T> {
       );
       this.lastContact = this.#clock();
       this.setHealth({ state: "watching" });
-      opened();
       await readEvents(res.body!, maxEventBytes, path, () => {
         rearm();
         this.lastContact = this.#clock();
-      }, (line) => this.handle(decode(line, client.budget, path, this.#event) as WatchEvent));
+      }, (line) => {
+        let event: WatchEvent;
+        try {
+          event = decode(line, client.budget, path, this.#event) as WatchEvent;
+        } catch (err) {
+          throw this.unreadable(err);
+        }
+        this.handle(event);
+        progressed();
+      }).catch((err) => {
+        throw this.unreadable(err);
+      });
     } finally {
       clearTimeout(idle);
     }
+  }
+
+  /** An error reading an event: when the event itself cannot be read, the next round lists again. */
+  unreadable(err: unknown): unknown {
+    if (err instanceof KubeApiError && UNREADABLE.has(err.reason) && err.status === 0) {
+      this.resourceVersion = undefined;
+    }
+    return err;
   }
 
   /** Applies one watch event: an object added, changed or deleted, a bookmark, or an error (410: relist). */
@@ -346,6 +376,16 @@ class WatchLoop<T> {
     });
   }
 }
+
+/** Why an event could not be read (the client's own reasons, status 0): over the cap, too costly, not JSON. */
+const UNREADABLE = new Set(["TooLarge", "TooCostly", "BadResponse"]);
+
+/**
+ * The largest watch event read from the management API server: an object of the API server's 3 MiB request limit
+ * (etcd keeps 1.5 MiB), as JSON. A collection of objects a team writes is watched with it: an event past a
+ * smaller cap would be read only by listing again.
+ */
+export const API_OBJECT_EVENT_BYTES = 4 * 1024 * 1024;
 
 /** A watch event as the projection keeps it. */
 type WatchEvent = { type?: string; object?: unknown };

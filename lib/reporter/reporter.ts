@@ -6,7 +6,7 @@
  * @module
  */
 import client from "prom-client";
-import { type FullKubeClient, startWatch, type Watcher } from "../kube/mod.ts";
+import { API_OBJECT_EVENT_BYTES, type FullKubeClient, startWatch, type Watcher } from "../kube/mod.ts";
 import { bounded, members, type Projection } from "../foreign/mod.ts";
 import { type KubeconfigLocation, reportedTenants, type Tenant } from "./tenants.ts";
 import { leaseName, liveMembers, MEMBER_LABEL, memberLease, ownerOf } from "./shards.ts";
@@ -96,12 +96,6 @@ const SLIM: Projection = members({
     ipam: members({ unusedSince: bounded(256 * 1024) }),
   }),
 });
-
-/**
- * The largest watch event read from the management API server: an object of the API server's 3 MiB request limit
- * (etcd keeps 1.5 MiB), as JSON. The projection keeps a few fields of it.
- */
-const MANAGEMENT_EVENT_BYTES = 4 * 1024 * 1024;
 
 /** Keeps what {@linkcode reportedTenants} reads of a TenantCluster or ProviderConfig, nothing else. */
 function slim(raw: unknown): unknown {
@@ -273,7 +267,7 @@ export function startReporter(options: ReporterOptions): Reporter {
       path: `${GROUP_PATH}/${resource}`,
       projection: SLIM,
       select: slim,
-      maxEventBytes: MANAGEMENT_EVENT_BYTES,
+      maxEventBytes: API_OBJECT_EVENT_BYTES,
       onChange: schedule,
     })
   ) as [Watcher<unknown>, Watcher<unknown>];

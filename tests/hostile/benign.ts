@@ -1,7 +1,8 @@
 /**
- * What the hostile tier's service scenarios share: a benign team (its Team, namespace, ProviderConfig and clusters
- * stored on the test control plane, and the dry-run review of one more cluster), loops of benign calls that record
- * their latency and failures, and a readiness probe.
+ * The benign side of the hostile tier: a team whose Team syncs (as Metacontroller sends them) and TenantCluster
+ * reviews (dry runs that read its Team, clusters and ledger) run one after another while an adversary works, and a
+ * probe of `/readyz`; what each answered and when, so that a phase's p99 can be set against a quiet one measured
+ * in the same run, and an answer that says the service cannot decide against what `/readyz` said at the time.
  *
  * @module
  */
@@ -16,7 +17,7 @@ export const POD_LIMIT_BYTES = 768 * 1024 * 1024;
 const fixture = (name: string) =>
   JSON.parse(Deno.readTextFileSync(new URL(`../fixtures/${name}`, import.meta.url)));
 
-/** The benign team of the dry-run review fixture: its Team, namespace, ProviderConfig and clusters. */
+/** The benign team of the dry-run review fixture, stored (Team, namespace, ProviderConfig, clusters); its review. */
 export async function benignTeam(): Promise<Record<string, unknown>> {
   const reads = fixture("tenantcluster/admission/payments-dry-run-writes-nothing/reads.json") as Record<
     string,
@@ -42,41 +43,103 @@ export async function benignTeam(): Promise<Record<string, unknown>> {
   return fixture("tenantcluster/admission/payments-dry-run-writes-nothing/request.json");
 }
 
-/** Benign calls one after another: when each started and how long it took, and the answers that were not 200. */
+/** The benign team's Team sync, as Metacontroller sends it: 10 members, 2 environments, 20 clusters observed. */
+export function benignTeamSync(): Uint8Array {
+  return new TextEncoder().encode(teamShapeSyncBody({
+    users: 10,
+    groups: 0,
+    environments: 2,
+    environmentUsers: 2,
+    environmentGroups: 0,
+  }, 20));
+}
+
+/** A review of the benign team's fixture, with a fresh uid. */
+export function benignReview(fixtureReview: Record<string, unknown>): () => Uint8Array {
+  return () =>
+    new TextEncoder().encode(JSON.stringify({
+      ...fixtureReview,
+      request: { ...(fixtureReview as { request: object }).request, uid: crypto.randomUUID() },
+    }));
+}
+
+/** One benign call: when it started and ended (ms, `performance.now()`), its status (0: no answer) and text. */
+export interface Call {
+  readonly at: number;
+  readonly end: number;
+  readonly ms: number;
+  readonly status: number;
+  readonly text: string;
+}
+
+/** Benign calls sent one after another until stopped. */
 export interface Loop {
   readonly latencies: { at: number; ms: number }[];
   readonly failures: string[];
+  readonly calls: Call[];
+  /**
+   * Holds the loop (no calls) until `resume`, once the call in flight is answered: while the process it calls is
+   * restarted on purpose.
+   */
+  pause(): Promise<void>;
+  resume(): void;
   stop(): Promise<void>;
 }
 
-/** Sends `body` to `url` one call after another until stopped, recording latency and non-200 answers. */
-export function benignLoop(url: string, body: () => Uint8Array, as?: string): Loop {
+/**
+ * Sends `body` to `url()` (read before each call: a restarted process listens elsewhere) one call after another
+ * until stopped, recording each call, and the answers that are not 200 as failures.
+ */
+export function benignLoop(url: string | (() => string), body: () => Uint8Array, as?: string): Loop {
   const c = client(as);
   const latencies: { at: number; ms: number }[] = [];
   const failures: string[] = [];
+  const calls: Call[] = [];
   let running = true;
+  let paused = false;
+  let idle = Promise.resolve();
+  let settle = () => {};
+  const where = typeof url === "string" ? () => url : url;
   const done = (async () => {
     while (running) {
+      if (paused) {
+        settle();
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
       const started = performance.now();
+      let status = 0;
+      let text = "";
       try {
-        const res = await fetch(url, {
+        const res = await fetch(where(), {
           client: c,
           method: "POST",
           headers: { "content-type": "application/json" },
           body: body() as Uint8Array<ArrayBuffer>,
           signal: AbortSignal.timeout(20_000),
         });
-        const text = await res.text();
+        text = (await res.text()).slice(0, 300);
+        status = res.status;
         if (res.status !== 200) failures.push(`${res.status} ${text.slice(0, 200)}`);
       } catch (err) {
-        failures.push(String(err));
+        text = String(err).slice(0, 300);
+        failures.push(text);
       }
-      latencies.push({ at: started, ms: performance.now() - started });
+      const end = performance.now();
+      latencies.push({ at: started, ms: end - started });
+      calls.push({ at: started, end, ms: end - started, status, text });
     }
   })();
   return {
     latencies,
     failures,
+    calls,
+    pause() {
+      idle = new Promise<void>((r) => settle = r);
+      paused = true;
+      return Promise.race([idle, done]);
+    },
+    resume: () => paused = false,
     async stop() {
       running = false;
       await done;
@@ -85,10 +148,19 @@ export function benignLoop(url: string, body: () => Uint8Array, as?: string): Lo
   };
 }
 
-/** Probes `/readyz` every 250 ms until stopped; counts the answers that are not 200. */
-export function readinessProbe(service: Started, o: { fresh?: boolean } = {}): {
+/** One `/readyz` answer: when it was asked and when it came (ms, `performance.now()`), and whether it said ready. */
+export interface Probe {
+  readonly started: number;
+  readonly at: number;
+  readonly ready: boolean;
+  readonly text: string;
+}
+
+/** A probe of `/readyz`: its answers, and those that were not 200. */
+export interface Readiness {
   readonly probes: number;
   readonly failed: string[];
+  readonly samples: Probe[];
   /** The most failures in a row. */
   readonly longestFailing: number;
   /**
@@ -96,31 +168,49 @@ export function readinessProbe(service: Started, o: { fresh?: boolean } = {}): {
    * unready once failures span 10 s.
    */
   readonly longestFailingMs: number;
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
-} {
-  // `fresh`: a new connection for every probe, as the kubelet's.
+}
+
+/**
+ * Probes `/readyz` of `target` (a URL, one read before each probe, or a started service's hooks listener) every
+ * 250 ms until stopped; counts the answers that are not 200. `fresh`: a new connection for every probe, as the
+ * kubelet's.
+ */
+export function readinessProbe(
+  target: string | (() => string) | Pick<Started, "hooks">,
+  o: { fresh?: boolean } = {},
+): Readiness {
   const c = o.fresh ? Deno.createHttpClient({ caCerts: [pki("ca.crt")], poolMaxIdlePerHost: 0 }) : client();
+  const where = typeof target === "string"
+    ? () => target
+    : typeof target === "function"
+    ? target
+    : () => target.hooks;
   let probes = 0;
   const failed: string[] = [];
-  let [streak, longestFailing, failingSince, longestFailingMs] = [0, 0, NaN, 0];
+  const samples: Probe[] = [];
   let running = true;
+  let paused = false;
   const done = (async () => {
     while (running) {
-      probes++;
-      const before = failed.length;
-      const started = performance.now();
-      try {
-        const res = await fetch(`${service.hooks}/readyz`, { client: c, signal: AbortSignal.timeout(2000) });
-        const text = await res.text();
-        if (res.status !== 200) failed.push(`${res.status} ${text}`);
-      } catch (err) {
-        failed.push(String(err));
+      if (!paused) {
+        probes++;
+        let text = "";
+        let ready = false;
+        const started = performance.now();
+        try {
+          const res = await fetch(`${where()}/readyz`, { client: c, signal: AbortSignal.timeout(2000) });
+          text = (await res.text()).slice(0, 300);
+          ready = res.status === 200;
+          if (!ready) failed.push(`${res.status} ${text}`);
+        } catch (err) {
+          text = String(err).slice(0, 300);
+          failed.push(text);
+        }
+        samples.push({ started, at: performance.now(), ready, text });
       }
-      const failing = failed.length > before;
-      if (failing && streak === 0) failingSince = started;
-      streak = failing ? streak + 1 : 0;
-      longestFailing = Math.max(longestFailing, streak);
-      if (failing) longestFailingMs = Math.max(longestFailingMs, performance.now() - failingSince);
       await new Promise((r) => setTimeout(r, 250));
     }
   })();
@@ -129,18 +219,78 @@ export function readinessProbe(service: Started, o: { fresh?: boolean } = {}): {
       return probes;
     },
     get longestFailing() {
-      return longestFailing;
+      return failingRuns(samples).reduce((n, run) => Math.max(n, run.length), 0);
     },
     get longestFailingMs() {
-      return Math.round(longestFailingMs);
+      return Math.round(
+        failingRuns(samples).reduce((ms, run) => Math.max(ms, run.at(-1)!.at - run[0]!.started), 0),
+      );
     },
     failed,
+    samples,
+    pause: () => paused = true,
+    resume: () => paused = false,
     async stop() {
       running = false;
       await done;
       c.close();
     },
   };
+}
+
+/** The runs of probes in a row that did not say ready. */
+function failingRuns(samples: readonly Probe[]): Probe[][] {
+  const runs: Probe[][] = [];
+  let run: Probe[] = [];
+  for (const s of samples) {
+    if (s.ready) {
+      if (run.length) runs.push(run);
+      run = [];
+    } else run.push(s);
+  }
+  if (run.length) runs.push(run);
+  return runs;
+}
+
+/** The calls of a loop that started in `[from, to)`. */
+export function phase(l: Loop, from: number, to: number): { at: number; ms: number }[] {
+  return l.latencies.filter((x) => x.at >= from && x.at < to);
+}
+
+/** A phase's p99 and p50 against the quiet phase's, and the ratio of the p99s. */
+export interface AgainstQuiet {
+  readonly calls: { quiet: number; phase: number };
+  readonly p99Ms: { quiet: number; phase: number };
+  readonly p50Ms: { quiet: number; phase: number };
+  readonly ratio: number;
+}
+
+/** p99 and p50 of a loop in a phase against a quiet one, and their ratio. */
+export function againstQuiet(l: Loop, quiet: [number, number], under: [number, number]): AgainstQuiet {
+  const q = phase(l, ...quiet).map((x) => x.ms);
+  const a = phase(l, ...under).map((x) => x.ms);
+  const [q99, a99] = [percentile(q, 99), percentile(a, 99)];
+  return {
+    calls: { quiet: q.length, phase: a.length },
+    p99Ms: { quiet: +q99.toFixed(1), phase: +a99.toFixed(1) },
+    p50Ms: { quiet: +percentile(q, 50).toFixed(1), phase: +percentile(a, 50).toFixed(1) },
+    ratio: +(a99 / q99).toFixed(2),
+  };
+}
+
+/**
+ * The answers that said the service cannot decide (a 503 of its admission cache: not listed, behind, or the API
+ * unreachable through it) while `/readyz` said ready on both sides of the call: the last probe before it ended and
+ * the first after it both answered 200.
+ */
+export function readinessLies(calls: readonly Call[], samples: readonly Probe[]): Call[] {
+  const undecided = (c: Call) =>
+    c.status === 503 && /CacheNotSynced|CacheBehind|cannot reach the API/.test(c.text);
+  return calls.filter(undecided).filter((c) => {
+    const before = samples.findLast((s) => s.at <= c.end);
+    const after = samples.find((s) => s.at > c.end);
+    return before?.ready === true && after?.ready === true;
+  });
 }
 
 /**
@@ -158,16 +308,17 @@ export function latencySummary(
   p50Ms: { quiet: number; attack: number };
   ratio: number;
 } {
-  const phase = ([from, to]: readonly [number, number]) =>
-    l.latencies.filter((x) => x.at >= from && x.at < to).map((x) => x.ms);
-  const [q, a] = [phase(quiet), phase(attack)];
-  const round = (n: number) => +n.toFixed(1);
+  const q = againstQuiet(l, [...quiet], [...attack]);
+  const attackOf = <T extends { quiet: number; phase: number }>(x: T) => ({
+    quiet: x.quiet,
+    attack: x.phase,
+  });
   return {
-    calls: { quiet: q.length, attack: a.length },
+    calls: attackOf(q.calls),
     failures: l.failures.length,
-    p99Ms: { quiet: round(percentile(q, 99)), attack: round(percentile(a, 99)) },
-    p50Ms: { quiet: round(percentile(q, 50)), attack: round(percentile(a, 50)) },
-    ratio: +(percentile(a, 99) / percentile(q, 99)).toFixed(2),
+    p99Ms: attackOf(q.p99Ms),
+    p50Ms: attackOf(q.p50Ms),
+    ratio: q.ratio,
   };
 }
 
@@ -180,21 +331,10 @@ export function benignCalls(
   service: Started,
   reviewFixture: Record<string, unknown>,
 ): { hooks: Loop; reviews: Loop } {
-  const teamBody = new TextEncoder().encode(teamShapeSyncBody({
-    users: 10,
-    groups: 0,
-    environments: 2,
-    environmentUsers: 2,
-    environmentGroups: 0,
-  }, 20));
-  const reviewBody = () =>
-    new TextEncoder().encode(JSON.stringify({
-      ...reviewFixture,
-      request: { ...(reviewFixture as { request: object }).request, uid: crypto.randomUUID() },
-    }));
+  const teamBody = benignTeamSync();
   return {
     hooks: benignLoop(`${service.hooks}/hooks/team/sync`, () => teamBody, "metacontroller"),
-    reviews: benignLoop(`${service.webhooks}/webhooks/validate/tenantcluster`, reviewBody),
+    reviews: benignLoop(`${service.webhooks}/webhooks/validate/tenantcluster`, benignReview(reviewFixture)),
   };
 }
 
