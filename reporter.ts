@@ -6,10 +6,18 @@
  * @module
  */
 import client from "prom-client";
-import { clearLibraryVariables, loadReporterConfig, readEnv, REPORTER_VARIABLES } from "./lib/config/mod.ts";
+import {
+  clearLibraryVariables,
+  connectionLimits,
+  loadReporterConfig,
+  readEnv,
+  REPORTER_VARIABLES,
+} from "./lib/config/mod.ts";
+import { registerConnectionMetrics, serve } from "./lib/listener/mod.ts";
 import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import { createDelegatedAuth, createKubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
 import { startReporter } from "./lib/reporter/mod.ts";
+import { createHeapBudget } from "./lib/foreign/mod.ts";
 import { registerBuildInfo, VERSION } from "./lib/build/mod.ts";
 
 const processLog = createProcessLog({ component: "reporter" });
@@ -34,7 +42,9 @@ if (!connection) fail("the reporter needs the Kubernetes API: run it in a pod or
 const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
 registerBuildInfo(registry, "reporter");
-const kube = createKubeClient(connection, { timeoutMs: 10_000, retries: 2 });
+// One heap budget for every foreign byte this process parses: the management API's objects (teams write them) and
+// every tenant's answers (issue #55).
+const kube = createKubeClient(connection, { timeoutMs: 10_000, retries: 2, budget: createHeapBudget() });
 const reporter = startReporter({
   kube,
   identity: config.identity,
@@ -67,9 +77,12 @@ async function refused(req: Request, path: string): Promise<Response | undefined
   );
 }
 
-const server = Deno.serve({
+// `node:http` with the service's connection guard (lib/listener): a cap on connections and deadlines from accept.
+const server = serve({
   hostname: config.host,
   port: config.port,
+  limits: connectionLimits(config.connections),
+  log,
   onListen: ({ hostname, port }) =>
     log({
       msg: `butler reporter ${VERSION}: probes and metrics on http://${hostname}:${port}`,
@@ -96,6 +109,8 @@ const server = Deno.serve({
   }
   return new Response("not found\n", { status: 404 });
 });
+await server.ready.catch((err: Error) => fail(`cannot serve HTTP on port ${config.port}: ${err.message}`));
+registerConnectionMetrics(registry, { reporter: () => server.guard.stats() });
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

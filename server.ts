@@ -7,15 +7,17 @@
  * @module
  */
 import { HOOK_ROUTES } from "./hooks/mod.ts";
-import { clearLibraryVariables, loadConfig, readEnv, SERVICE_VARIABLES } from "./lib/config/mod.ts";
 import {
-  createApp,
-  createHeapBudget,
-  createInflightTracker,
-  createWorkerPool,
-  serveTls,
-  spawnIsolate,
-} from "./lib/http/mod.ts";
+  clearLibraryVariables,
+  connectionLimits,
+  loadConfig,
+  readEnv,
+  SERVICE_VARIABLES,
+} from "./lib/config/mod.ts";
+import { createApp, createInflightTracker } from "./lib/http/mod.ts";
+import { type Listener, registerConnectionMetrics, serve, type ServeOptions } from "./lib/listener/mod.ts";
+import { createHeapBudget } from "./lib/foreign/mod.ts";
+import { createWorkerPool, spawnIsolate } from "./lib/isolation/mod.ts";
 import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import {
   createDelegatedAuth,
@@ -122,6 +124,8 @@ const service = createApp({
   webhookBodyLimitBytes: config.admission.bodyLimitBytes,
   webhookConcurrency: config.admission.concurrency,
   webhookQueueBytes: config.admission.queueBytes,
+  bodyReadSeconds: config.bodyReadSeconds,
+  readingBytes: config.readingBytes,
   // Only the API server's authenticated reviews may write (the quota ledger, the pool registry): a stranger's
   // review must change no stored object and no later decision.
   admissionWrites: config.webhook?.client !== undefined,
@@ -132,6 +136,9 @@ const service = createApp({
   ...(pool ? { offload: pool, queueBytes: config.queueBytes } : {}),
   ...(kube ? { kube } : {}),
   ...(cache ? { cacheStats: () => cache!.stats() } : {}),
+  // With the webhook listener, a replica whose cache cannot answer is not ready: the API server's reviews go to
+  // one that can decide, and a rollout waits for the new replica's cache.
+  ...(cache && config.webhook ? { undecided: () => cache!.undecided() } : {}),
   ...(metricsAuth ? { metricsAuth } : {}),
   requireClientCert: config.tls?.clientCaFile !== undefined,
   ...(config.tls?.clientNames ? { hookClientNames: config.tls.clientNames } : {}),
@@ -206,46 +213,52 @@ const handler = inflight.wrap(async (...args: Parameters<typeof service.app.fetc
   headers.set("connection", "close");
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 });
-const server = config.tls
-  ? await startTls({
-    hostname: config.host,
-    port: config.port,
-    ...config.tls,
-    listener: "hooks",
-    log,
-    onListen: ({ hostname, port }) => listening("https", port, hostname),
-  })
-  : Deno.serve({
-    hostname: config.host,
-    port: config.port,
-    onListen: ({ hostname, port }) => listening("http", port, hostname),
-  }, handler);
+const server = await start({
+  hostname: config.host,
+  port: config.port,
+  limits: connectionLimits(config.connections.hooks),
+  ...(config.tls ? { tls: config.tls } : {}),
+  listener: "hooks",
+  log,
+  onListen: ({ hostname, port }) => listening(config.tls ? "https" : "http", port, hostname),
+});
 
-/** Starts an HTTPS listener, or exits saying why it cannot. */
-async function startTls(options: Parameters<typeof serveTls>[0]): Promise<{ shutdown(): Promise<void> }> {
+/** Starts a listener, or exits saying why it cannot. */
+async function start(options: ServeOptions): Promise<Listener> {
   try {
-    const tls = serveTls(options, handler);
-    await tls.ready;
-    return tls;
+    const listener = serve(options, handler);
+    await listener.ready;
+    return listener;
   } catch (err) {
-    fail(`cannot serve HTTPS on port ${options.port}: ${err instanceof Error ? err.message : String(err)}`);
+    const scheme = options.tls ? "HTTPS" : "HTTP";
+    fail(
+      `cannot serve ${scheme} on port ${options.port}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
 const webhookServer = config.webhook
-  ? await startTls({
+  ? await start({
     hostname: config.host,
     port: config.webhook.port,
-    certFile: config.webhook.certFile,
-    keyFile: config.webhook.keyFile,
-    ...(config.webhook.client ? { clientCaFile: config.webhook.client.caFile } : {}),
+    limits: connectionLimits(config.connections.webhooks),
+    tls: {
+      certFile: config.webhook.certFile,
+      keyFile: config.webhook.keyFile,
+      ...(config.webhook.client ? { clientCaFile: config.webhook.client.caFile } : {}),
+      reloadSeconds: config.tls?.reloadSeconds ?? 10,
+    },
     listener: "webhooks",
-    reloadSeconds: config.tls?.reloadSeconds ?? 10,
     log,
     onListen: ({ hostname, port }) =>
       log({ msg: `admission webhooks listening on https://${hostname}:${port}`, port }),
   })
   : undefined;
+
+registerConnectionMetrics(service.metrics.registry, {
+  hooks: () => server.guard.stats(),
+  ...(webhookServer ? { webhooks: () => webhookServer.guard.stats() } : {}),
+});
 
 /**
  * Before closing the listener, wait this long without any new request (at most `SETTLE_MAX_MS`): requests

@@ -1,12 +1,12 @@
 /**
  * `npx -y deno@2.9.6 bench --allow-read --allow-env bench/json_cost_bench.ts`
  *
- * What charging a body before its parse costs (issue #46): the scan of `lib/http/json_cost.ts` over the largest
+ * What charging a body before its parse costs (issue #46): the scan of `lib/foreign/json_cost.ts` over the largest
  * request the base serves (a 5,000-grant pool sync with its IPAllocations as Metacontroller sends them, 16 MB),
  * against decoding and parsing it, the work it guards; and over a review of the API server's usual size.
  */
 import { poolSyncBody } from "./pool_data.ts";
-import { jsonParseCost } from "../lib/http/json_cost.ts";
+import { jsonParseCost } from "../lib/foreign/json_cost.ts";
 import { RUNS, sized } from "./smoke.ts";
 
 const pool = new TextEncoder().encode(poolSyncBody(sized(5000, 50), 10, "v2", "as-sent"));

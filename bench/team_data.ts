@@ -83,6 +83,7 @@ export function teamSyncBody(clusters: number): string {
     children: Object.fromEntries(Object.values(CHILD_TYPES).map((t) => [groupKey(t), {}])),
     related: {
       "TenantCluster.butler.butlerlabs.dev/v1alpha1": relatedClusters(clusters),
+      "ConfigMap.v1": {},
       "ProviderConfig.butler.butlerlabs.dev/v1alpha1": {},
     },
     finalizing: false,
@@ -149,6 +150,7 @@ export function teamShapeSyncBody(shape: TeamShape, clusters: number): string {
     >,
     related: {
       "TenantCluster.butler.butlerlabs.dev/v1alpha1": relatedClusters(clusters),
+      "ConfigMap.v1": {},
       "ProviderConfig.butler.butlerlabs.dev/v1alpha1": {},
     },
     finalizing: false,

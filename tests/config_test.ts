@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { loadConfig } from "../lib/config/mod.ts";
+import { connectionLimits, loadConfig } from "../lib/config/mod.ts";
 
 Deno.test("configuration from the environment", async (t) => {
   await t.step("defaults", () => {
@@ -19,6 +19,58 @@ Deno.test("configuration from the environment", async (t) => {
       metricsAuth: "none",
       admission: { bodyLimitBytes: 7 * 1024 * 1024, concurrency: 64, queueBytes: 16 * 1024 * 1024 },
       hook: { oidcGroupsPrefix: "", idpGroupPrefixes: {} },
+      connections: {
+        hooks: {
+          maxConnections: 128,
+          handshakeSeconds: 10,
+          headerSeconds: 15,
+          idleSeconds: 120,
+          bodySeconds: 30,
+        },
+        webhooks: {
+          maxConnections: 256,
+          handshakeSeconds: 10,
+          headerSeconds: 15,
+          idleSeconds: 120,
+          bodySeconds: 10,
+        },
+      },
+      bodyReadSeconds: { hooks: 30, webhooks: 10 },
+      readingBytes: { hooks: 2 * 1024 * 1024, webhooks: 4 * 1024 * 1024 },
+    });
+  });
+  await t.step("connections: each listener's cap and deadlines, and how its bodies are read", () => {
+    const r = loadConfig({
+      MAX_CONNECTIONS: "32",
+      WEBHOOK_MAX_CONNECTIONS: "512",
+      HANDSHAKE_TIMEOUT_SECONDS: "3",
+      HEADER_TIMEOUT_SECONDS: "4",
+      IDLE_TIMEOUT_SECONDS: "5",
+      BODY_TIMEOUT_SECONDS: "6",
+      WEBHOOK_BODY_TIMEOUT_SECONDS: "7",
+      READING_BYTES: "65536",
+      WEBHOOK_READING_BYTES: "131072",
+    });
+    assert.ok(r.ok);
+    assert.deepEqual(r.config.connections, {
+      // The hooks' listener serves reviews too without a webhook listener: its backstop is the longer time.
+      hooks: { maxConnections: 32, handshakeSeconds: 3, headerSeconds: 4, idleSeconds: 5, bodySeconds: 7 },
+      webhooks: {
+        maxConnections: 512,
+        handshakeSeconds: 3,
+        headerSeconds: 4,
+        idleSeconds: 5,
+        bodySeconds: 7,
+      },
+    });
+    assert.deepEqual(r.config.bodyReadSeconds, { hooks: 6, webhooks: 7 });
+    assert.deepEqual(r.config.readingBytes, { hooks: 65536, webhooks: 131072 });
+    assert.deepEqual(connectionLimits(r.config.connections.webhooks), {
+      maxConnections: 512,
+      handshakeMs: 3000,
+      headerMs: 4000,
+      idleMs: 5000,
+      bodyMs: 7000,
     });
   });
   await t.step("values are read and empty means unset", () => {
@@ -43,6 +95,9 @@ Deno.test("configuration from the environment", async (t) => {
     [{ WEBHOOK_CONCURRENCY: "0" }, 'WEBHOOK_CONCURRENCY must be an integer from 1 to 4096, got "0"'],
     [{ WEBHOOK_BODY_LIMIT_BYTES: "1" }, "WEBHOOK_BODY_LIMIT_BYTES must be an integer from 1024 to 67108864"],
     [{ CLOCK_OVERRIDE: "yes" }, 'CLOCK_OVERRIDE must be "true" or "false"'],
+    [{ MAX_CONNECTIONS: "0" }, 'MAX_CONNECTIONS must be an integer from 1 to 65536, got "0"'],
+    [{ IDLE_TIMEOUT_SECONDS: "forever" }, "IDLE_TIMEOUT_SECONDS must be an integer from 1 to 3600"],
+    [{ WEBHOOK_READING_BYTES: "1024" }, "WEBHOOK_READING_BYTES must be an integer from 65536 to 1073741824"],
     [{ IDP_GROUP_PREFIXES: "google:" }, 'IDP_GROUP_PREFIXES entries must be name=prefix, got "google:"'],
     [{ IDP_GROUP_PREFIXES: "a=x:,A=y:" }, 'IDP_GROUP_PREFIXES names "a" twice'],
     [{ SHUTDOWN_TIMEOUT_SECONDS: "0" }, "SHUTDOWN_TIMEOUT_SECONDS must be an integer from 1 to 600"],

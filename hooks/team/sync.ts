@@ -30,7 +30,7 @@ import {
   TeamSpec,
 } from "../../lib/api/mod.ts";
 import { computeUsage, type TeamProvider, teamProvider } from "./usage.ts";
-import { waitingAdmission } from "./waiting.ts";
+import { claimsAdmission } from "./waiting.ts";
 
 /**
  * Whether every TenantCluster of the team names an environment the team defines. Until admission refuses removing
@@ -63,14 +63,21 @@ export function environmentsCondition(spec: TeamSpec, clusters: readonly Observe
 }
 
 /**
- * The Team customize hook: the TenantClusters in the team namespace, and the ProviderConfigs its clusters may
- * resolve to through its default (the team namespace and butler-system), for their per-team limits.
+ * The Team customize hook: the TenantClusters in the team namespace and their quota records (what each was
+ * admitted, and claims), and the ProviderConfigs its clusters may resolve to through its default (the team
+ * namespace and butler-system), for their per-team limits.
  */
 export function customizeTeam(request: CustomizeRequest): CustomizeResponse {
   const ns = teamNamespace(request.parent.metadata.name);
   return {
     relatedResources: [
       { apiVersion: API_VERSION, resource: "tenantclusters", namespace: ns },
+      {
+        apiVersion: "v1",
+        resource: "configmaps",
+        namespace: ns,
+        labelSelector: { matchLabels: { [LABELS.quotaRecord]: "true" } },
+      },
       ...teamProviderNamespaces(ns).map((namespace) => ({
         apiVersion: API_VERSION,
         resource: "providerconfigs",
@@ -151,7 +158,7 @@ export function syncTeam(request: CompositeRequest, context: HookContext): Compo
   const missingRbac = observedKeys(request.children, children.filter((c) => RBAC_KINDS.has(c.kind)));
   const users = subjects.filter((s) => s.kind === "User").length;
   const usage = computeUsage(spec, clusters, teamProviders(request));
-  const admission = waitingAdmission(request, name, ns, spec, clusters);
+  const admission = claimsAdmission(request, name, ns, spec);
   const unreadable = limitProblems(spec);
   const ready = namespaceObserved && missingRbac.length === 0;
   return {

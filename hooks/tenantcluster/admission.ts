@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { storedBoundErrors } from "./bounds.ts";
 import { butlerPath, LABELS, OWNER_ANNOTATIONS } from "../../lib/butler/mod.ts";
 import {
   type AdmissionDecision,
@@ -214,9 +215,11 @@ export function admitTenantCluster(
   const ledger = readQuotaLedger(reads.ledger);
   const now = context.now;
   if (r.operation === "DELETE") return releaseOnDelete(review, ledger, reads.cluster, now);
+  // What the CRD bounds first (the API server refuses it before it asks), then what a team may store.
+  const shape = checked(review) ? shapeErrors(r.object?.spec, r.oldObject?.spec) : [];
+  const stored = storedBoundErrors(r.object as ClusterObject, r.oldObject as ClusterObject | undefined);
+  if (shape.length || stored.length) return deny(shape.length ? shape : stored);
   if (!checked(review)) return { allowed: true };
-  const shape = shapeErrors(r.object?.spec, r.oldObject?.spec);
-  if (shape.length) return deny(shape);
 
   const errors: FieldError[] = [];
   const teamName = teamNameOf(namespace, r.object?.spec) ?? "";

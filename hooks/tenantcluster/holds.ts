@@ -1,29 +1,40 @@
 /**
  * Quotas that hold however admission went. A webhook that cannot tell the API server from a stranger writes no
- * ledger (docs/security.md), so two creates may pass admission together and take the team past a limit. The
- * controllers then decide, from what is stored: a TenantCluster starts (takes addresses, becomes Ready) only once
- * its Team has counted it. The Team's sync judges the clusters waiting to start all together: admitted by UID
- * when they fit within the team's limits on top of the clusters started, else all held, with why
- * ({@linkcode judgeWaiting}). The cluster's sync reads that from its Team and records, once, that it started
- * (`Admitted` True), which no later judgement takes back ({@linkcode admissionGate}).
+ * ledger (docs/security.md), so two reviews decided on one view may both pass and take the team past a limit: two
+ * creates, two growing updates, two moves into a full environment. The controllers then decide, from what is
+ * stored, what each cluster may use: a TenantCluster acts (starts, or runs with more workers, in another
+ * environment, for another owner or on another ProviderConfig) only on what its Team has admitted.
  *
- * All or none, because the two syncs read the API through caches of their own: a cluster admitted once must stay
- * counted by every later judgement, and one judged in a view that did not show it yet is counted by a later
- * view that does, as started or as waiting. Admitting waiting clusters one by one in some order would let a
- * later view order them differently and admit another in the room one had already taken.
+ * What a cluster asks for beyond what it was admitted is its claim, which it writes to its quota record
+ * (hooks/tenantcluster/record.ts): a child that Metacontroller writes under the version it observed. The Team's
+ * sync judges every claim of its clusters ({@linkcode judgeClaims}) in the order they were made (the record
+ * versions), each counted over what its cluster was admitted (the larger of the two, in both places while it
+ * moves) on top of what is admitted and of every claim before it, admitted or not; a claim is admitted, by the
+ * version of the record that holds it, when it passes no limit the clusters share where it adds to one, else held
+ * with why. The cluster's sync applies a grant only to that version of its record (hooks/tenantcluster/gate.ts).
+ *
+ * Why this holds with every cache stale and every write late: a grant names one version of a record, and a later
+ * version (the claim withdrawn, changed or applied) can never be granted by it. A Team's later view of a record is
+ * never older than its earlier one (one informer), so every later judgement still counts a claim that may yet be
+ * applied, as a claim or as admitted; and since it counts every claim before the one it judges, granted or not, it
+ * never needs to know which an earlier judgement (or a Team status read late, or restored) granted. New claims
+ * have later versions than any it saw, so they come after. Where versions cannot be ordered (not etcd revisions),
+ * the claims are judged all together: all admitted or all held.
  *
  * @module
  */
-import type { ConditionInput } from "../../lib/conditions/mod.ts";
-import { type ProviderConfigSpec, TeamAdmission, type TeamSpec, WAITING_BOUND } from "../../lib/api/mod.ts";
+import type { ProviderConfigSpec, TeamAdmission, TeamSpec } from "../../lib/api/mod.ts";
+import { WAITING_BOUND } from "../../lib/api/mod.ts";
 import { type ClusterObject, footprintOf, type ShapeMemo } from "./footprint.ts";
-import { checkQuota, quotaInForce } from "./quota.ts";
-import { growingUsage, indexClusters } from "./usage.ts";
+import { checkQuota } from "./quota.ts";
+import { type ObservedRecord, type Share, shareLoad, shareObject } from "./record.ts";
+import { type CountedCluster, growingUsage, indexClusters, type Load } from "./usage.ts";
+import { isRevision } from "../../lib/kube/revision.ts";
 
 /** The condition a TenantCluster records once it may start. */
 export const ADMITTED = "Admitted";
 
-/** The limits one cluster shares with the others of its team: what two racing creates could both pass. */
+/** The limits one cluster shares with the others of its team: what two racing reviews could both pass. */
 const SHARED_LIMIT_RULES: ReadonlySet<string> = new Set([
   "maxClusters",
   "maxTotalNodes",
@@ -36,8 +47,9 @@ const SHARED_LIMIT_RULES: ReadonlySet<string> = new Set([
   "maxClustersPerMember",
 ]);
 
-/** The longest reason a Team gives for holding its waiting clusters. */
+/** The longest reason a Team gives for holding its clusters' claims, and for holding one of them. */
 const HELD_MESSAGE_MAX = 1024;
+const HELD_REASON_MAX = 512;
 
 /** A TenantCluster as the Team judges it: the fields admission counts, its UID and its age. */
 export interface JudgedCluster extends ClusterObject {
@@ -48,7 +60,7 @@ export interface JudgedCluster extends ClusterObject {
 }
 
 /** The `Admitted` True condition among `conditions`, with its reason and message as they were written. */
-function startedCondition(conditions: unknown): { reason: string; message: string } | undefined {
+export function startedCondition(conditions: unknown): { reason: string; message: string } | undefined {
   if (!Array.isArray(conditions)) return undefined;
   const c = conditions.find((c) => c?.type === ADMITTED && c?.status === "True");
   if (!c) return undefined;
@@ -62,14 +74,16 @@ export function started(cluster: { readonly status?: unknown }): boolean {
     undefined;
 }
 
-/** Everything {@linkcode judgeWaiting} decides from. */
+/** Everything {@linkcode judgeClaims} decides from. */
 export interface JudgeInput {
   readonly namespace: string;
   readonly teamName: string;
   readonly team: TeamSpec;
   /** The TenantClusters of the team namespace. */
   readonly clusters: readonly JudgedCluster[];
-  /** The ProviderConfig key (`namespace/name`) a cluster counts on, if it resolves to one. */
+  /** The quota records of the namespace, by the UID of the cluster that owns each. */
+  readonly records: ReadonlyMap<string, ObservedRecord>;
+  /** The ProviderConfig key (`namespace/name`) a cluster without a record counts on, if it resolves to one. */
   readonly providerOf: (cluster: JudgedCluster) => string | undefined;
   /** The ProviderConfigs the team may use, by key. */
   readonly providers: ReadonlyMap<string, { readonly name: string; readonly spec: ProviderConfigSpec }>;
@@ -82,103 +96,134 @@ const byAge = (a: JudgedCluster, b: JudgedCluster) => {
   return na < nb ? -1 : na > nb ? 1 : 0;
 };
 
+/** What a cluster has: the object its checks read, the provider it counts on, its load. */
+interface Had {
+  readonly object: ClusterObject;
+  readonly provider?: string | undefined;
+  readonly load: Load;
+}
+
+/** A claim to judge: its cluster, the record version that holds it, what it asks for, what the cluster has. */
+interface Claim {
+  readonly cluster: JudgedCluster;
+  readonly version: string;
+  readonly share: Share;
+  readonly had?: Had | undefined;
+}
+
 /**
- * The Team's judgement of its clusters waiting to start: all admitted when, counted oldest first on top of the
- * clusters started (none being deleted), none passes a limit the clusters share; else all held, naming the first
- * limit passed. At most {@linkcode WAITING_BOUND} are named; the others wait for a later judgement. Deterministic.
- *
- * @example
- * ```ts
- * judgeWaiting({ namespace: "team-a", teamName: "a", team, clusters, providerOf, providers: new Map() });
- * // { admitted: [{ name: "web", uid: "…" }] }
- * ```
+ * What each live cluster has (its record's admitted share; one that started before it had a record, as its spec
+ * asks), and every claim its record holds.
  */
-export function judgeWaiting(input: JudgeInput): TeamAdmission {
-  const memo: ShapeMemo = new Map();
-  const live = input.clusters.filter((c) => !c.metadata?.deletionTimestamp);
-  const load = (c: JudgedCluster) => footprintOf(c, input.team, input.providerOf(c), memo);
-  const base = indexClusters(
-    live.filter(started).map((c) => ({ name: c.metadata?.name ?? "", deleting: false, load: load(c) })),
-  );
-  const waiting = live.filter((c) => !started(c) && c.metadata?.uid).sort(byAge);
-  if (!waiting.length) return {};
-  const counted = growingUsage(base);
-  let passed: string | undefined;
-  for (const c of waiting) {
-    const key = input.providerOf(c);
+function readClaims(input: JudgeInput, memo: ShapeMemo): { had: CountedCluster[]; claims: Claim[] } {
+  const had: CountedCluster[] = [];
+  const claims: Claim[] = [];
+  for (const c of input.clusters) {
+    if (c.metadata?.deletionTimestamp) continue;
+    const name = c.metadata?.name ?? "";
+    const record = c.metadata?.uid ? input.records.get(c.metadata.uid) : undefined;
+    let h: Had | undefined;
+    if (record?.admitted) {
+      h = {
+        object: shareObject(name, record.admitted),
+        provider: record.admitted.provider,
+        load: shareLoad(record.admitted),
+      };
+    } else if (started(c)) {
+      const provider = input.providerOf(c);
+      const { problems: _, ...load } = footprintOf(c, input.team, provider, memo);
+      h = { object: c, provider, load };
+    }
+    if (h) had.push({ name, deleting: false, load: h.load });
+    if (record?.claim) claims.push({ cluster: c, version: record.version, share: record.claim, had: h });
+  }
+  return { had, claims: claims.sort((a, b) => byAge(a.cluster, b.cluster)) };
+}
+
+/** The order claims were made in: by record version (etcd revisions), then name. */
+function byVersion(a: Claim, b: Claim): number {
+  const va = BigInt(a.version), vb = BigInt(b.version);
+  if (va !== vb) return va < vb ? -1 : 1;
+  return byAge(a.cluster, b.cluster);
+}
+
+/** Each claim checked over what is admitted and every claim before it: the first limit it passes, if any. */
+function checkEach(input: JudgeInput, had: CountedCluster[], claims: readonly Claim[], memo: ShapeMemo) {
+  const counted = growingUsage(indexClusters(had));
+  return claims.map((claim) => {
+    const name = claim.cluster.metadata?.name ?? "";
+    const key = claim.share.provider;
     const provider = key ? input.providers.get(key) : undefined;
+    const { had: h } = claim;
+    if (h) counted.add(h.load, -1);
     const { errors, load } = checkQuota({
-      operation: "CREATE",
+      operation: h ? "UPDATE" : "CREATE",
       namespace: input.namespace,
       teamName: input.teamName,
       team: input.team,
-      object: c,
+      object: shareObject(name, claim.share),
+      oldObject: h?.object,
       provider: provider && key ? { key, ...provider } : undefined,
+      oldProviderKey: h?.provider,
       usage: counted.usage(),
       memo,
     });
-    const shared = errors.find((e) => SHARED_LIMIT_RULES.has(e.rule));
-    passed ??= shared && `${c.metadata?.name}: ${shared.detail}`;
-    counted.add(load);
-  }
-  const named = waiting.slice(0, WAITING_BOUND).map((c) => ({
-    name: c.metadata!.name!,
-    uid: c.metadata!.uid!,
-  }));
-  if (passed === undefined) return { admitted: named };
-  const message =
-    `the clusters waiting to start do not fit within team "${input.teamName}"'s limits together (${passed}): none starts until enough of them are deleted or the limits raised`;
-  return {
-    held: named,
-    message: message.length > HELD_MESSAGE_MAX ? `${message.slice(0, HELD_MESSAGE_MAX - 3)}...` : message,
-  };
+    if (h) {
+      counted.add(h.load);
+      counted.grow(h.load, { ...load, provider: key });
+    } else counted.add({ ...load, provider: key });
+    return { claim, passed: errors.find((e) => SHARED_LIMIT_RULES.has(e.rule))?.detail };
+  });
 }
 
-/** What {@linkcode admissionGate} decides from: the cluster, its Team, its provider, what it had. */
-export interface GateInput {
-  readonly uid: string;
-  readonly teamName?: string | undefined;
-  readonly team?: TeamSpec | undefined;
-  /** The Team's `status` as read. */
-  readonly teamStatus?: unknown;
-  readonly provider?: { readonly spec: Pick<ProviderConfigSpec, "limits"> } | undefined;
-  /** The cluster's `status.conditions` as read: an `Admitted` True there is kept as it was. */
-  readonly previous: unknown;
-  /** Whether the cluster has children already (it started before `Admitted` was recorded). */
-  readonly hasChildren: boolean;
-}
+const bounded = (text: string, max: number) => text.length > max ? `${text.slice(0, max - 3)}...` : text;
 
 /**
- * Whether a TenantCluster may start, and its `Admitted` condition: once True it stays (a cluster that started is
- * never stopped by a later judgement); a cluster whose Team and provider set no limit clusters share starts at
- * once; a cluster outside every team namespace never does; else it waits for its Team to admit it by UID.
+ * The Team's judgement of its clusters' claims, in the order they were made: each admitted when, counted over what
+ * the clusters have and every claim before it (a claim of a cluster that has something counts as the larger of
+ * the two, in both places), it passes no limit the clusters share where it adds to one; else held, with the limit
+ * it passes. Claims whose order cannot be read are admitted all together or held all together. At most
+ * {@linkcode WAITING_BOUND} of each are named; the others wait for a later judgement. Deterministic.
+ *
+ * @example
+ * ```ts
+ * judgeClaims({ namespace: "team-a", teamName: "a", team, clusters, records, providerOf, providers: new Map() });
+ * // { admitted: [{ name: "web", uid: "…", claim: "4711" }] }
+ * ```
  */
-export function admissionGate(
-  input: GateInput,
-): { readonly admitted: boolean; readonly condition: ConditionInput } {
-  const yes = (reason: string, message: string) => ({
-    admitted: true,
-    condition: { type: ADMITTED, status: "True" as const, reason, message },
+export function judgeClaims(input: JudgeInput): TeamAdmission {
+  // Most syncs find no claim: then what the clusters have is not counted at all.
+  if (![...input.records.values()].some((r) => r.claim)) return {};
+  const memo: ShapeMemo = new Map();
+  const { had, claims } = readClaims(input, memo);
+  if (!claims.length) return {};
+  const ordered = claims.every((c) => isRevision(c.version));
+  const judged = checkEach(input, had, ordered ? [...claims].sort(byVersion) : claims, memo);
+  const allHeld = !ordered && judged.some((j) => j.passed !== undefined);
+  const entry = (c: Claim) => ({
+    name: c.cluster.metadata!.name!,
+    uid: c.cluster.metadata!.uid!,
+    claim: c.version,
   });
-  const no = (reason: string, message: string) => ({
-    admitted: false,
-    condition: { type: ADMITTED, status: "False" as const, reason, message },
-  });
-  const team = input.teamName;
-  const before = startedCondition(input.previous);
-  if (before) return yes(before.reason, before.message);
-  if (input.hasChildren) return yes("Started", "started before admission was recorded: it has children");
-  if (!team) return no("NoTeam", "not in a team namespace: no Team counts it, so it does not start");
-  if (!input.team) return no("AwaitingTeam", `waiting for team "${team}" to be read`);
-  if (!quotaInForce(input.team, input.provider)) {
-    return yes("NoSharedLimits", `team "${team}" and its provider set no limit its clusters share`);
-  }
-  const judged = TeamAdmission.parse((input.teamStatus as { admission?: unknown } | undefined)?.admission);
-  if (judged.admitted?.some((c) => c.uid === input.uid)) {
-    return yes("WithinLimits", `team "${team}" counted this cluster within its limits`);
-  }
-  if (judged.held?.some((c) => c.uid === input.uid)) {
-    return no("QuotaExceeded", judged.message ?? `team "${team}" holds this cluster`);
-  }
-  return no("AwaitingTeam", `waiting for team "${team}" to count this cluster against its limits`);
+  const admitted = judged.filter((j) => !allHeld && j.passed === undefined).map((j) => entry(j.claim));
+  const first = judged.find((j) => j.passed !== undefined);
+  const held = judged.filter((j) => allHeld || j.passed !== undefined).map((j) => ({
+    ...entry(j.claim),
+    message: bounded(
+      `${j.passed ?? `held with the others: ${first?.claim.cluster.metadata?.name}: ${first?.passed}`}`,
+      HELD_REASON_MAX,
+    ),
+  }));
+  return {
+    ...(admitted.length ? { admitted: admitted.slice(0, WAITING_BOUND) } : {}),
+    ...(held.length
+      ? {
+        held: held.slice(0, WAITING_BOUND),
+        message: bounded(
+          `${held.length} claim(s) do not fit within team "${input.teamName}"'s limits with what its clusters have and the claims made before them (first: ${first?.claim.cluster.metadata?.name}: ${first?.passed}): each waits until it fits (delete or scale back a cluster, or raise the limit)`,
+          HELD_MESSAGE_MAX,
+        ),
+      }
+      : {}),
+  };
 }

@@ -20,3 +20,5 @@ export * from "./usage.ts";
 export * from "./reservations.ts";
 export * from "./signals.ts";
 export * from "./holds.ts";
+export * from "./gate.ts";
+export * from "./record.ts";

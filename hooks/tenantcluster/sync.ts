@@ -17,7 +17,8 @@ import { CONFIGMAP, metallbConfigMap } from "./metallb.ts";
 import { planNetwork } from "./network.ts";
 import type { ObservedChild } from "./plan_draft.ts";
 import { resyncAfter, stateInterval } from "./resync.ts";
-import { admissionGate } from "./holds.ts";
+import { quotaHold } from "./gate.ts";
+import { recordName } from "./record.ts";
 import { inputConditions, type Inputs, readInputs, readyCondition, related } from "./inputs.ts";
 import {
   ChildAllocation,
@@ -122,32 +123,33 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
   const inputs = readInputs(request);
   const { invalid, missing, access, provider } = inputs;
   const inputsOk = !invalid.length && !missing.length && access?.status === "True";
-  const gate = admissionGate({
-    uid: tc.metadata.uid ?? "",
-    teamName: inputs.teamName,
-    team: inputs.teamSpec,
-    teamStatus: inputs.teamStatus,
-    provider,
-    previous: ((tc.status ?? {}) as Record<string, unknown>).conditions,
-    hasChildren: Object.values(request.children).some((group) => Object.keys(group ?? {}).length > 0),
-  });
+  const hold = quotaHold(request, inputs, inputsOk);
+  const gate = hold.gate;
   // Started is recorded only by the sync that lets the cluster start: a True reached while an input is missing
   // (its provider's limits unknown) would let it past a limit it has not been counted against.
   const starts = inputsOk && gate.admitted;
-  const recorded = starts || !gate.admitted ? [gate.condition] : [];
+  const recorded = starts || !gate.admitted ? [gate.condition, ...(gate.change ? [gate.change] : [])] : [];
   // A ProviderConfig being deleted waits for its clusters; it must not gain new addresses meanwhile.
   const providerDeleting = Boolean(provider?.metadata.deletionTimestamp);
-  const network = reconcileNetwork(request, context, inputs, starts && !providerDeleting);
+  const network = hold.providerHeld
+    ? heldNetwork(request, tc.status)
+    : reconcileNetwork(request, context, inputs, starts && !providerDeleting);
   const ready = starts && network.ready;
   const pcRef = inputs.chosen?.ref;
+  const previousRef = (tc.status as { effective?: { providerConfigRef?: unknown } } | undefined)?.effective
+    ?.providerConfigRef;
   const created = parseTime(tc.metadata.creationTimestamp ?? undefined);
   return {
     status: {
       phase: invalid.length ? "Failed" : ready ? "Ready" : "Pending",
       observedGeneration: tc.metadata.generation,
       effective: {
-        ...inputs.resolved.shape,
-        ...(pcRef ? { providerConfigRef: { value: pcRef, source: inputs.chosen!.source } } : {}),
+        ...hold.shape,
+        ...(hold.providerHeld && previousRef
+          ? { providerConfigRef: previousRef }
+          : pcRef
+          ? { providerConfigRef: { value: pcRef, source: inputs.chosen!.source } }
+          : {}),
       },
       ...network.status,
       conditions: conditions(
@@ -162,8 +164,46 @@ export function syncTenantCluster(request: CompositeRequest, context: HookContex
         tc.metadata.generation,
       ),
     },
-    children: network.children,
+    children: [...network.children, ...(hold.child ? [hold.child] : [])],
     resyncAfterSeconds: resyncAfter(stateInterval(ready, created, now), network.dueAt, now),
+  };
+}
+
+/** The MetalLB ConfigMaps observed: every ConfigMap child but the quota record. */
+function networkConfigMaps(request: CompositeRequest): KubeObject[] {
+  const record = recordName(request.parent.metadata.name);
+  return Object.values(request.children[groupKey(CONFIGMAP)] ?? {}).filter((c) => c.metadata.name !== record);
+}
+
+/**
+ * The network while a move to another ProviderConfig waits for the Team: every child kept as it is, none made, and
+ * what the last sync said of the network said again.
+ */
+function heldNetwork(request: CompositeRequest, status: unknown): Network {
+  const was = (status ?? {}) as Record<string, unknown>;
+  const kept = ["lbAllocationRef", "ipAllocationRef", "loadBalancer", "ipam"].filter((k) => k in was);
+  const said = (type: string) =>
+    (Array.isArray(was.conditions) ? was.conditions : []).find((c) =>
+      c?.type === type && ["True", "False", "Unknown"].includes(c.status)
+    );
+  const networkReady = said("NetworkReady");
+  const text = (v: unknown, fallback: string) => typeof v === "string" && v ? v : fallback;
+  return {
+    children: [
+      ...readGroup(request.children, KINDS.IPAllocation, ChildAllocation).map((e) => asDesired(e.raw)),
+      ...networkConfigMaps(request).map(asDesired),
+    ],
+    ready: said("Ready")?.status === "True",
+    conditions: networkReady
+      ? [{
+        type: "NetworkReady",
+        status: networkReady.status,
+        reason: text(networkReady.reason, "Held"),
+        message: text(networkReady.message, "kept while a move to another ProviderConfig waits"),
+      }]
+      : [],
+    status: Object.fromEntries(kept.map((k) => [k, was[k]])),
+    dueAt: [],
   };
 }
 
@@ -211,7 +251,7 @@ function reconcileNetwork(
   mayCreate: boolean,
 ): Network {
   const allocations = readGroup(request.children, KINDS.IPAllocation, ChildAllocation);
-  const configMaps = Object.values(request.children[groupKey(CONFIGMAP)] ?? {});
+  const configMaps = networkConfigMaps(request);
   const provider = inputs.provider;
   if (!provider) {
     return {
@@ -279,7 +319,7 @@ function ipamNetwork(
   });
   const configMap = plan.addresses.length
     ? [metallbConfigMap(name, ns, plan.addresses)]
-    : Object.values(request.children[groupKey(CONFIGMAP)] ?? {}).map(asDesired);
+    : networkConfigMaps(request).map(asDesired);
   // An unreadable IPAllocation keeps its name: nothing planned may replace what is not understood.
   const kept = new Set(unreadable.map((u) => u.metadata.name));
   return {

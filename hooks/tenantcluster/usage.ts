@@ -144,6 +144,15 @@ class Tally {
     if (p.env !== undefined) bump(this.envs, p.env, 1);
     if (p.member) bump(this.members, memberKey(...p.member), 1);
   }
+
+  /** Counts a cluster (and its nodes) on a ProviderConfig it is moving from, not in the totals. */
+  onProvider(key: string, nodes: number): void {
+    const p = this.providers.get(key);
+    if (p) {
+      p.clusters++;
+      p.nodes += nodes;
+    } else this.providers.set(key, { clusters: 1, nodes });
+  }
 }
 
 function bump(counts: Map<string, number>, key: string, by: number): void {
@@ -254,11 +263,36 @@ export function usageOf(
   return layered(index.stored, delta);
 }
 
+/** Usage that grows as claims are counted on top of an index ({@linkcode growingUsage}). */
+export interface GrowingUsage {
+  /** The usage so far. */
+  usage(): Usage;
+  /** Counts a load (or takes one away: `sign` -1). */
+  add(load: Load, sign?: 1 | -1): void;
+  /**
+   * Counts a cluster that has `from` as if it may have either: the larger of each dimension, and where it moves to
+   * as well as where it is (environment, member, ProviderConfig).
+   */
+  grow(from: Load, to: Load): void;
+}
+
 /**
  * The usage of an index's clusters, and of loads added one by one after them: `usage()` is the usage so far, so a
- * walk over waiting clusters checks each against those before it without counting again.
+ * walk over claims checks each against those before it without counting again.
  */
-export function growingUsage(index: ClusterIndex): { usage(): Usage; add(load: Load): void } {
+export function growingUsage(index: ClusterIndex): GrowingUsage {
   const delta = new Tally();
-  return { usage: () => layered(index.stored, delta), add: (load) => delta.add(load) };
+  return {
+    usage: () => layered(index.stored, delta),
+    add: (load, sign = 1) => delta.add(load, sign),
+    grow: (from, to) => {
+      delta.add(from, -1);
+      delta.add(larger(from, to));
+      const still = stillPlaced(from, to);
+      if (still) delta.still(still);
+      if (from.provider !== undefined && from.provider !== to.provider) {
+        delta.onProvider(from.provider, from.nodes);
+      }
+    },
+  };
 }

@@ -192,15 +192,25 @@ export function limitProblems(spec: TeamSpec): string[] {
   });
 }
 
-/** How many clusters waiting to start a Team's status names at most (`status.admission.admitted` or `held`). */
+/** How many claims a Team's status names at most (`status.admission.admitted` or `held`). */
 export const WAITING_BOUND = 128;
 
-const WaitingCluster = z.object({ name: z.string(), uid: z.string() });
+/**
+ * A claim judged: the cluster's name and UID, the version of its quota record that holds the claim, and (held)
+ * the limit it passes.
+ */
+const WaitingCluster = z.object({
+  name: z.string(),
+  uid: z.string(),
+  claim: z.string().optional(),
+  message: z.string().optional(),
+});
 
 /**
- * `status.admission` of a Team: its TenantClusters waiting to start (not yet `Admitted`), either all admitted, for
- * they fit within the team's limits together with those started, or all held, with why. A cluster starts (takes
- * addresses, becomes Ready) only once its Team has admitted it by UID. Unreadable: nothing admitted.
+ * `status.admission` of a Team: the claims of its TenantClusters (to start, or to grow, move or change owner once
+ * started), each admitted when it fits within the team's limits with what is admitted and the claims made before
+ * it, else held with why. A cluster applies a claim only once its Team has admitted that version of its quota
+ * record (hooks/tenantcluster/holds.ts). Unreadable: nothing admitted.
  */
 export const TeamAdmission = z.object({
   admitted: z.array(WaitingCluster).optional(),

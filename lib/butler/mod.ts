@@ -40,6 +40,8 @@ export const LABELS = {
   allocationRole: `${GROUP}/allocation-role`,
   environment: `${GROUP}/environment`,
   providerConfig: `${GROUP}/provider-config`,
+  /** On a TenantCluster's quota record (hooks/tenantcluster/record.ts), which its Team reads by it. */
+  quotaRecord: `${GROUP}/quota-record`,
   managedBy: "app.kubernetes.io/managed-by",
 } as const;
 
@@ -88,6 +90,7 @@ const KIND_OF_RESOURCE: Readonly<Record<string, string>> = {
   teams: "Team",
   loadbalancerinventories: "LoadBalancerInventory",
   secrets: "Secret",
+  configmaps: "ConfigMap",
 };
 
 /**

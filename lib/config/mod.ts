@@ -6,8 +6,10 @@
 import { z } from "zod";
 import type { HookConfig } from "../hook_context/mod.ts";
 import { int, KUBE_VARIABLES, LIBRARY_VARIABLES, metricsAuth, parseEnv } from "./env.ts";
+import { SERVICE_CONNECTION_ENV, type ServiceConnections, serviceConnections } from "./connections.ts";
 
 export * from "./reporter.ts";
+export * from "./connections.ts";
 export { clearLibraryVariables, KUBE_VARIABLES, LIBRARY_VARIABLES, readEnv } from "./env.ts";
 
 const bool = (name: string) =>
@@ -73,6 +75,7 @@ const EnvSchema = z.object({
   WEBHOOK_CLIENT_NAMES: names,
   METRICS_AUTH: metricsAuth,
   TEST_SHRINK_GRACE_SECONDS: int("TEST_SHRINK_GRACE_SECONDS", 0, 3600, 0),
+  ...SERVICE_CONNECTION_ENV,
 }).refine((e) => (e.TLS_CERT_FILE === undefined) === (e.TLS_KEY_FILE === undefined), {
   message: "TLS_CERT_FILE and TLS_KEY_FILE must be set together",
   path: ["TLS_CERT_FILE"],
@@ -126,8 +129,11 @@ export const SERVICE_VARIABLES: readonly string[] = [
   ...LIBRARY_VARIABLES,
 ];
 
-/** Validated service configuration. */
-export interface Config {
+/**
+ * Validated service configuration. With it, each listener's connections (`connections`: the cap and deadlines) and
+ * how its bodies are read (`bodyReadSeconds`, `readingBytes`): see {@linkcode ServiceConnections}.
+ */
+export interface Config extends ServiceConnections {
   /** TCP port to listen on (0 picks a free one). */
   readonly port: number;
   /** Address to bind. */
@@ -253,6 +259,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
         }
         : {}),
       metricsAuth: e.METRICS_AUTH,
+      ...serviceConnections(e),
       admission: {
         bodyLimitBytes: e.WEBHOOK_BODY_LIMIT_BYTES,
         concurrency: e.WEBHOOK_CONCURRENCY,

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { int, KUBE_VARIABLES, LIBRARY_VARIABLES, metricsAuth, parseEnv } from "./env.ts";
+import { type ConnectionSettings, REPORTER_CONNECTION_ENV, reporterConnections } from "./connections.ts";
 
 const ReporterEnv = z.object({
   PORT: int("PORT", 0, 65535, 8080),
@@ -29,6 +30,7 @@ const ReporterEnv = z.object({
   KUBECONFIG_RECHECK_SECONDS: int("KUBECONFIG_RECHECK_SECONDS", 1, 3600, 300),
   METALLB_RESYNC_SECONDS: int("METALLB_RESYNC_SECONDS", 5, 3600, 60),
   METRICS_AUTH: metricsAuth,
+  ...REPORTER_CONNECTION_ENV,
 }).refine((e) => e.REPORTER_RENEW_SECONDS * 2 <= e.REPORTER_LEASE_SECONDS, {
   message: "REPORTER_RENEW_SECONDS must be at most half of REPORTER_LEASE_SECONDS",
   path: ["REPORTER_RENEW_SECONDS"],
@@ -69,6 +71,8 @@ export interface ReporterConfig {
   readonly metallbResyncSeconds: number;
   /** Who may read `/metrics` and `/tenants` (`METRICS_AUTH`). */
   readonly metricsAuth: "kubernetes" | "none";
+  /** Its listener's connections: the cap and deadlines. */
+  readonly connections: ConnectionSettings;
 }
 
 /**
@@ -101,6 +105,7 @@ export function loadReporterConfig(
       kubeconfigRecheckSeconds: e.KUBECONFIG_RECHECK_SECONDS,
       metallbResyncSeconds: e.METALLB_RESYNC_SECONDS,
       metricsAuth: e.METRICS_AUTH,
+      connections: reporterConnections(e),
     },
   };
 }

@@ -1,16 +1,20 @@
 import type { KubeCacheStats, KubeClient } from "../kube/mod.ts";
 import { Hono, type MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { HookConfig } from "../hook_context/mod.ts";
 import { jsonError } from "./errors.ts";
 import { hookClientAuth, type MetricsAuth, metricsReaderAuth, webhookClientAuth } from "./caller_auth.ts";
 import type { AppEnv, Runtime } from "./env.ts";
-import client from "prom-client";
 import { createHttpMetrics, type HttpMetrics } from "./metrics.ts";
 import { createDomainMetrics, type DomainMetrics } from "./domain_metrics.ts";
-import type { Offload } from "./pool.ts";
-import { offloadDoor, webhookDoor } from "./doors.ts";
-import type { HeapBudget } from "./heap_budget.ts";
+import {
+  registerAdmissionAuthenticated,
+  registerCacheMetrics,
+  registerPoolMetrics,
+} from "./service_metrics.ts";
+import type { Offload } from "../isolation/mod.ts";
+import { bodySeconds, offloadDoor, webhookDoor } from "./doors.ts";
+import { bodyReader, READING_BYTES, ReadingBudget } from "./body.ts";
+import { createHeapBudget, type HeapBudget } from "../foreign/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 
 /** A structured log record; the service prints one JSON line per record. */
@@ -48,6 +52,11 @@ export interface AppOptions {
   readonly admissionWrites?: boolean;
   /** How long bodies may take to arrive; see `Runtime.bodyReadSeconds`. */
   readonly bodyReadSeconds?: Runtime["bodyReadSeconds"];
+  /**
+   * Bytes of small bodies (64 KiB or less) being read at once, by hooks and by reviews (`READING_BYTES` when
+   * unset); past it the ones read longest are closed for the newcomer.
+   */
+  readonly readingBytes?: { readonly hooks: number; readonly webhooks: number };
   readonly clockOverride: boolean;
   readonly hookConfig: HookConfig;
   readonly routes: readonly RouteRegistrar[];
@@ -71,6 +80,11 @@ export interface AppOptions {
   readonly kube?: KubeClient;
   /** The admission watch cache's figures, exported as metrics when given (the service passes its cache's). */
   readonly cacheStats?: () => KubeCacheStats;
+  /**
+   * Why the service cannot decide now (the admission cache not listed yet, or its watches failing), or undefined:
+   * `/readyz` is not ready while it says something, so no review is sent to a replica that would answer 503.
+   */
+  readonly undecided?: () => string | undefined;
   /**
    * Receives the signals of each answered request (after the answer is built). It must not throw into the
    * request: whatever it does (metrics, Events) is its own business.
@@ -120,76 +134,6 @@ export interface HookService {
 
 const UNMATCHED = "unmatched";
 
-/** The worker pool's gauges: each name, its help, and what of the pool's stats it reads. */
-const POOL_GAUGES: readonly [string, string, (s: ReturnType<Offload["stats"]>) => number][] = [
-  ["butler_hook_workers_busy", "Hook workers running a request now.", (s) => s.busy],
-  [
-    "butler_hook_queue_length",
-    "Hook requests waiting for a worker now (beyond HOOK_QUEUE_LIMIT they are answered 429).",
-    (s) => s.queued,
-  ],
-  [
-    "butler_hook_workers_unavailable",
-    "Hook workers that could not be replaced (the service reports itself unhealthy).",
-    (s) => s.unavailable ?? 0,
-  ],
-  [
-    "butler_hook_parents_poisoned",
-    "Parents whose hook kept failing (out of memory, deadline, internal error), answered with their children kept and Ready False (HookStopped) instead of running it.",
-    (s) => s.poisoned ?? 0,
-  ],
-];
-
-/** The worker pool's deadline, load and health, read from the pool when scraped. */
-function registerPoolMetrics(registry: client.Registry, offload: Offload): void {
-  new client.Counter({
-    name: "butler_hook_deadline_exceeded_total",
-    help:
-      "Hook requests stopped at their deadline (their worker terminated and replaced, the request answered 503).",
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(offload.stats().timedOut ?? 0);
-    },
-  });
-  for (const [name, help, read] of POOL_GAUGES) {
-    new client.Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.set(read(offload.stats()));
-      },
-    });
-  }
-}
-
-/** The admission cache's objects by resource, and its reads by where they were answered, read when scraped. */
-function registerCacheMetrics(registry: client.Registry, stats: () => KubeCacheStats): void {
-  new client.Gauge({
-    name: "butler_admission_cache_objects",
-    help: "Objects in the admission webhooks' watch cache, by resource.",
-    labelNames: ["resource"],
-    registers: [registry],
-    collect() {
-      for (const [resource, n] of Object.entries(stats().objects)) this.set({ resource }, n);
-    },
-  });
-  new client.Counter({
-    name: "butler_admission_cache_reads_total",
-    help:
-      "Admission reads answered from the watch cache (memory) or from the API (api: uncached, live or stale).",
-    labelNames: ["source"],
-    registers: [registry],
-    collect() {
-      const s = stats();
-      this.reset();
-      this.inc({ source: "memory" }, s.hits);
-      this.inc({ source: "api" }, s.misses);
-    },
-  });
-}
-
 /**
  * Builds the hook service: probes, metrics, request logging, body limit, JSON errors, and the routes each hook
  * module registers. Pure construction: nothing listens, nothing is read from the environment.
@@ -214,7 +158,7 @@ export function createApp(options: AppOptions): HookService {
     clockOverride: options.clockOverride,
     hookConfig: options.hookConfig,
     kube: options.kube,
-    heapBudget: options.heapBudget,
+    heapBudget: options.heapBudget ?? createHeapBudget(), // the door of lib/foreign charges every body parsed here
     poison: options.poison,
     bodyReadSeconds: options.bodyReadSeconds,
     admissionWrites: options.admissionWrites,
@@ -235,35 +179,8 @@ export function createApp(options: AppOptions): HookService {
   if (options.separateWebhookListener || options.webhookClientNames) {
     app.use("/webhooks/*", webhookClientAuth(options));
   }
-  const webhookLimit = options.webhookBodyLimitBytes ?? options.bodyLimitBytes;
-  app.use("/hooks/*", limitBody(options.bodyLimitBytes));
-  app.use("/webhooks/*", limitBody(webhookLimit));
-  if (options.webhookConcurrency !== undefined || options.webhookQueueBytes !== undefined) {
-    app.use(
-      "/webhooks/*",
-      webhookDoor({
-        known,
-        concurrency: options.webhookConcurrency ?? Infinity,
-        queueBytes: options.webhookQueueBytes ?? Infinity,
-        bodyLimitBytes: webhookLimit,
-        retryAfterSeconds: options.retryAfterSeconds,
-        largeShare: options.webhookLargeShare,
-        clock: options.webhookClockMs,
-      }),
-    );
-  }
-  const door = options.offload
-    ? offloadDoor({
-      offload: options.offload,
-      runtime,
-      known,
-      bodyLimitBytes: options.bodyLimitBytes,
-      queueBytes: options.queueBytes,
-      retryAfterSeconds: options.retryAfterSeconds,
-    })
-    : undefined;
-  if (door) app.use("/hooks/*", door.middleware);
-  probes(app, lifecycle, metrics, options.offload, door, options.metricsAuth);
+  const door = useDoors(app, options, runtime, known);
+  probes(app, lifecycle, metrics, options.offload, door, options.metricsAuth, options.undecided);
 
   for (const register of options.routes) register(app);
   const routes = app.routes
@@ -282,12 +199,53 @@ export function createApp(options: AppOptions): HookService {
 
 type Middleware = MiddlewareHandler<AppEnv>;
 
-/** Bodies past `limit` bytes are answered 413. */
-function limitBody(limit: number): Middleware {
-  return bodyLimit({
-    maxSize: limit,
-    onError: (c) => jsonError(c, 413, `request body exceeds the limit of ${limit} bytes`),
-  });
+/**
+ * Each door on its routes: the body reader (bodies read as they arrive, small ones within a budget, large ones in
+ * the door's lane), then the door's places. Returns the hooks' door, whose state readiness reports.
+ */
+function useDoors(
+  app: Hono<AppEnv>,
+  options: AppOptions,
+  runtime: Runtime,
+  known: ReadonlySet<string>,
+): { full(): boolean } | undefined {
+  const webhookLimit = options.webhookBodyLimitBytes ?? options.bodyLimitBytes;
+  const webhooks = options.webhookConcurrency !== undefined || options.webhookQueueBytes !== undefined
+    ? webhookDoor({
+      known,
+      concurrency: options.webhookConcurrency ?? Infinity,
+      queueBytes: options.webhookQueueBytes ?? Infinity,
+      bodyLimitBytes: webhookLimit,
+      retryAfterSeconds: options.retryAfterSeconds,
+      largeShare: options.webhookLargeShare,
+      clock: options.webhookClockMs,
+    })
+    : undefined;
+  const door = options.offload
+    ? offloadDoor({
+      offload: options.offload,
+      runtime,
+      known,
+      queueBytes: options.queueBytes,
+      retryAfterSeconds: options.retryAfterSeconds,
+    })
+    : undefined;
+  const bytes = options.readingBytes ?? READING_BYTES;
+  const reading = {
+    hooks: { small: new ReadingBudget(bytes.hooks), large: door?.large },
+    webhooks: { small: new ReadingBudget(bytes.webhooks), large: webhooks?.large },
+  };
+  app.use(
+    "/hooks/*",
+    bodyReader({ known, limit: options.bodyLimitBytes, seconds: bodySeconds, ...reading.hooks }),
+  );
+  app.use(
+    "/webhooks/*",
+    bodyReader({ known, limit: webhookLimit, seconds: bodySeconds, ...reading.webhooks }),
+  );
+  if (webhooks) app.use("/webhooks/*", webhooks.middleware);
+  if (door) app.use("/hooks/*", door.middleware);
+  return door;
 }
 
 /**
@@ -345,6 +303,7 @@ function probes(
   offload: Offload | undefined,
   door: { full(): boolean } | undefined,
   metricsAuth: AppOptions["metricsAuth"],
+  undecided: AppOptions["undecided"],
 ): void {
   // A hook worker that could not be replaced leaves the service short for good: let the kubelet restart it.
   app.get("/healthz", (c) => {
@@ -355,6 +314,8 @@ function probes(
   });
   app.get("/readyz", (c) => {
     if (lifecycle.shuttingDown) return c.json({ status: "shutting down" }, 503);
+    const why = undecided?.();
+    if (why) return c.json({ status: "not ready", reason: why }, 503);
     if (offload && door?.full()) {
       const s = offload.stats();
       return c.json({ status: "busy", workers: s.workers, queued: s.queued }, 503);
@@ -365,14 +326,4 @@ function probes(
     const body = await metrics.registry.metrics();
     return c.body(body, 200, { "content-type": metrics.registry.contentType });
   });
-}
-
-/** `butler_admission_authenticated`: whether admission reviews are authenticated, and admission writes. */
-function registerAdmissionAuthenticated(registry: client.Registry, writes: boolean): void {
-  new client.Gauge({
-    name: "butler_admission_authenticated",
-    help:
-      "1 when admission reviews are authenticated (the API server's client certificate) and admission writes its quota ledger and pool registry; 0 when any caller may send one, and admission writes nothing.",
-    registers: [registry],
-  }).set(writes ? 1 : 0);
 }

@@ -17,16 +17,18 @@ import { parseTime } from "../time/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 import { capped, jsonError } from "./errors.ts";
 import { readRequest } from "./read_request.ts";
-import { poisonedComposite, poisonedDecorator, poisonKey, type PoisonNote } from "./poison.ts";
+import { answerPoisoned } from "./bind_poison.ts";
+import type { Binding } from "./binding.ts";
+import { poisonedComposite, poisonedDecorator } from "../isolation/mod.ts";
 import {
   DECISION_BUDGET_MS,
   isStaged,
-  type KubeWrite,
   MAX_DECISION_ATTEMPTS,
   readAll,
   type ReadPlan,
   type Reads,
   type Staged,
+  unauthenticatedReader,
 } from "./decision.ts";
 import { createGroupCommit, type MemberResult } from "./group_commit.ts";
 import type { AppEnv, Subject } from "./env.ts";
@@ -43,53 +45,7 @@ function subjectOf(obj: KubeObject): Subject {
   };
 }
 
-/** A generic binding: a request schema, a response schema, a pure function between them. */
-export interface Binding<Req extends z.ZodType, Res extends z.ZodType> {
-  readonly request: Req;
-  readonly response: Res;
-  readonly run: (
-    request: z.output<Req>,
-    context: HookContext,
-    reads: Reads,
-  ) => z.input<Res> | Staged<z.input<Res>>;
-  readonly subject: (request: z.output<Req>) => Subject | undefined;
-  /** What the answer tells the service besides (metrics, Events); pure, and never changes the answer. */
-  readonly signals?: (
-    request: z.output<Req>,
-    response: z.output<Res>,
-    context: HookContext,
-  ) => readonly Signal[];
-  /**
-   * What the function needs read from the API first (admission only); hooks read nothing. Called again with what
-   * has been read, until it asks for nothing new (at most {@linkcode MAX_READ_ROUNDS} rounds): a read may depend on
-   * another (a TenantCluster's provider on its Team's default).
-   */
-  readonly plan?: (request: z.output<Req>, reads: Reads, context: HookContext) => ReadPlan;
-  /**
-   * Requests with the same key write the same object (admission's ledger): they are decided in groups and
-   * committed in one write ({@linkcode createGroupCommit}); `chain` says what the reads become once a staged
-   * write has landed. Other processes still meet the write's precondition.
-   */
-  readonly group?: {
-    readonly key: (request: z.output<Req>) => string | undefined;
-    readonly chain: (reads: Reads, write: KubeWrite) => Reads;
-    /** The answer when the API is too slow to decide in time (a refusal asking to try again). */
-    readonly unavailable: (request: z.output<Req>) => z.input<Res>;
-  };
-  /**
-   * Whether an answer refuses: a refusal decided on reads from a cache is decided again on live reads before it
-   * is given (a cache may lag behind a limit just raised or a cluster just deleted).
-   */
-  readonly refuses?: (response: z.input<Res>) => boolean;
-  /**
-   * The object a hook call is about (its identity and generation), and what to answer while it is poisoned (its
-   * hook kept failing: {@linkcode PoisonRegistry}) instead of running the hook. Hooks only.
-   */
-  readonly poisoning?: {
-    readonly object: (request: z.output<Req>) => KubeObject;
-    readonly answer: (request: z.output<Req>, hook: string, note: PoisonNote, now: Date) => z.input<Res>;
-  };
-}
+export type { Binding };
 
 const NO_API = "admission needs the Kubernetes API, and none is configured";
 
@@ -122,6 +78,10 @@ export function bind<Req extends z.ZodType, Res extends z.ZodType>(
     return submit;
   };
   return async (c: Context<AppEnv>) => {
+    const stopped = binding.poisoning
+      ? await answerPoisoned(binding, c, { clockOf, answer, hookName })
+      : undefined;
+    if (stopped) return stopped;
     const read = await readRequest(c, binding.request);
     if (read instanceof Response) return read;
     try {
@@ -146,31 +106,17 @@ async function handle<Req extends z.ZodType, Res extends z.ZodType>(
   if (now instanceof Response) return now;
 
   const context = { now, config: runtime.hookConfig };
-  if (binding.poisoning && runtime.poison) {
-    const metadata = binding.poisoning.object(request).metadata;
-    const key = poisonKey(c.req.path, metadata);
-    runtime.poison.started(key);
-    const note = runtime.poison.note(key, now);
-    if (note) {
-      c.set("failure", `hook not run: its parent is poisoned (${note.failure}, ${note.count} times)`);
-      return answer(
-        binding,
-        c,
-        request,
-        binding.poisoning.answer(request, hookName(c.req.path), note, now),
-        context,
-      );
-    }
-  }
   const plan = (reads: Reads) => binding.plan?.(request, reads, context) ?? {};
   const kube = runtime.kube;
   if (Object.keys(plan({})).length && !kube) {
     return jsonError(c, 503, NO_API);
   }
-  // Unauthenticated callers write nothing: a decision that holds once written holds now, unwritten.
+  // Unauthenticated callers write nothing: a decision that holds once written holds now, unwritten. Nor do they
+  // make the service list anything from the API.
   if (runtime.admissionWrites === false) {
     const unwritten = { ...binding, run: answerUnwritten(binding.run) };
-    const outcome = await decideAlone(unwritten, request, plan, context, kube, performance.now());
+    const reader = kube && unauthenticatedReader(kube);
+    const outcome = await decideAlone(unwritten, request, plan, context, reader, performance.now());
     return settle(binding, c, request, outcome, context);
   }
   const key = kube && binding.group?.key(request);

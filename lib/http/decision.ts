@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { KubeReader, ReadFreshness } from "../kube/mod.ts";
+import type { KubeClient, KubeReader, ReadFreshness } from "../kube/mod.ts";
 
 /**
  * How long a staged decision may keep trying (queueing, reads, conflicts) before it answers `contended`: the
@@ -139,5 +139,23 @@ export function memoReader(kube: KubeReader): KubeReader {
       once(`get ${path} ${JSON.stringify(options ?? {})}`, () => kube.get(path, options)),
     list: (path, options) =>
       once(`list ${path} ${JSON.stringify(options ?? {})}`, () => kube.list(path, options)),
+  };
+}
+
+/**
+ * What a review nobody authenticated may make the service read: single objects (one object's worth each), and
+ * lists from the watch cache only, as it holds them, even where a decision would read them live: a flood of forged
+ * reviews costs the API server nothing that grows with the cluster (issue #55). Such a decision writes nothing,
+ * and the controllers hold what admission cannot serialise without writing (docs/security.md), so a cache a moment
+ * behind costs no more than admission racing itself does. It writes nothing.
+ */
+export function unauthenticatedReader(kube: KubeClient): KubeClient {
+  return {
+    get: (path, options) => kube.get(path, options),
+    list: (path, options = {}) => {
+      const { live: _live, ...cached } = options;
+      return kube.list(path, cached);
+    },
+    write: () => Promise.reject(new Error("an unauthenticated review writes nothing")),
   };
 }

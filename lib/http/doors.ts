@@ -1,8 +1,9 @@
 /**
- * The doors in front of the work a request costs: how many requests of a kind may be in at once (reading their
- * body, queued or running) and how many bytes of their bodies, counted from the door, so that a burst is refused
- * before its bodies are read. The hook requests' door hands them to the workers; the admission webhooks' door
- * keeps reviews, whoever sends them, from holding more of the process than their share.
+ * The doors in front of the work a request costs. Each reads its requests' bodies as they arrive (`body.ts`), small
+ * ones within a reading budget and large ones in a lane of their own, and lets a request take one of its places
+ * only once its whole body is in, so that a caller who trickles holds no place. The hook requests' door hands them
+ * to the workers; the admission webhooks' door keeps reviews, whoever sends them, from holding more of the process
+ * than their share.
  *
  * @module
  */
@@ -10,7 +11,8 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { jsonError } from "./errors.ts";
 import type { AppEnv, Runtime } from "./env.ts";
-import type { Offload } from "./pool.ts";
+import type { Offload } from "../isolation/mod.ts";
+import { bodyTooSlowAfter, ByteBudget, LARGE_BODY_BYTES, type LargeLane } from "./body.ts";
 
 /** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
 const NOW_HEADER_LOWER = "x-butler-now";
@@ -63,13 +65,13 @@ export class Gate {
  */
 export const BODY_READ_SECONDS = { hooks: 30, webhooks: 10 } as const;
 
-function bodySeconds(c: Context<AppEnv>): number {
-  const limits = c.get("runtime")?.bodyReadSeconds ?? BODY_READ_SECONDS;
-  return c.req.path.startsWith("/webhooks/") ? limits.webhooks : limits.hooks;
-}
-
-/** A request's body, or `undefined` when it did not arrive within its time (see {@linkcode BODY_READ_SECONDS}). */
+/**
+ * A request's body, or `undefined` when it did not arrive within its time (see {@linkcode BODY_READ_SECONDS}): as
+ * the door read it (`bodyReader`), or read now for a route no door reads for.
+ */
 export async function readBodyWithin(c: Context<AppEnv>): Promise<ArrayBuffer | undefined> {
+  const read = c.get("body");
+  if (read) return read;
   const seconds = bodySeconds(c);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((
@@ -82,17 +84,15 @@ export async function readBodyWithin(c: Context<AppEnv>): Promise<ArrayBuffer | 
   }
 }
 
-/** The answer to a body that did not arrive in time: 408, and the connection is closed unread. */
-export function bodyTooSlow(c: Context<AppEnv>): Response {
-  const seconds = bodySeconds(c);
-  c.set("failure", `the body did not arrive within ${seconds}s`);
-  return jsonError(c, 408, `the request body did not arrive within ${seconds}s`);
+/** How long the body of `c` may take to arrive, in seconds. */
+export function bodySeconds(c: Context<AppEnv>): number {
+  const limits = c.get("runtime")?.bodyReadSeconds ?? BODY_READ_SECONDS;
+  return c.req.path.startsWith("/webhooks/") ? limits.webhooks : limits.hooks;
 }
 
-/** The bytes a request's body will take, by its `content-length`; the body limit when it does not say. */
-export function declaredSize(header: string | undefined, limit: number): number {
-  const n = header === undefined ? NaN : Number(header);
-  return Number.isSafeInteger(n) && n >= 0 ? Math.min(n, limit) : limit;
+/** The answer to a body that did not arrive in time: 408, and the connection is closed unread. */
+export function bodyTooSlow(c: Context<AppEnv>): Response {
+  return bodyTooSlowAfter(c, bodySeconds(c));
 }
 
 /** What the hook requests' door needs. */
@@ -100,37 +100,41 @@ export interface OffloadDoorOptions {
   readonly offload: Offload;
   readonly runtime: Runtime;
   readonly known: ReadonlySet<string>;
-  readonly bodyLimitBytes: number;
+  /** Bytes of large hook bodies (over {@linkcode LARGE_BODY_BYTES}) in at once: read, queued or running. */
   readonly queueBytes?: number | undefined;
   readonly retryAfterSeconds?: number | undefined;
 }
 
 /**
- * The door to the hook workers. Hook requests let in are counted from the door (reading their body, queued or
- * running), so a burst is refused before its bodies are read: a full pool must not buffer megabytes it will not
- * run. `full()` says whether the door is shut (readiness). The answer's bytes go out as the worker made them.
+ * The door to the hook workers. A large body's bytes are charged to the door's bytes as they arrive (read, queued
+ * or running; its lane, for {@linkcode bodyReader}), so that a full pool never buffers megabytes it will not run; a
+ * place in the queue (workers and `queueLimit`) is taken once the whole body is in, so a caller that trickles holds
+ * none. `full()` says whether the door is shut (readiness). The answer's bytes go out as the worker made them.
  */
-export function offloadDoor(o: OffloadDoorOptions): { middleware: Middleware; full(): boolean } {
+export function offloadDoor(
+  o: OffloadDoorOptions,
+): { middleware: Middleware; large: LargeLane; full(): boolean } {
   const { offload, runtime, known } = o;
-  const gate = new Gate(() => offload.stats().workers + offload.stats().queueLimit, o.queueBytes ?? Infinity);
+  const places = new Gate(() => offload.stats().workers + offload.stats().queueLimit, Infinity);
+  const bytes = new ByteBudget(o.queueBytes ?? Infinity);
   const retryAfter = String(o.retryAfterSeconds ?? 2);
   const busy = (c: Context<AppEnv>) => {
     const s = offload.stats();
     c.header("Retry-After", retryAfter);
     return jsonError(c, 429, `busy: ${s.busy} hook requests running and ${s.queued} queued; retry later`);
   };
+  const large: LargeLane = (c, declared) => bytes.lease(declared ?? 0) ?? busy(c);
   const middleware: Middleware = async (c, next) => {
     if (c.req.method !== "POST" || !known.has(`POST ${c.req.path}`)) return next();
-    const size = declaredSize(c.req.header("content-length"), o.bodyLimitBytes);
-    if (!gate.enter(size)) return busy(c);
+    const body = await readBodyWithin(c);
+    if (body === undefined) return bodyTooSlow(c);
+    if (!places.enter(0)) return busy(c);
     try {
       const headers: Record<string, string> = {};
       for (const name of ["content-type", NOW_HEADER_LOWER]) {
         const v = c.req.header(name);
         if (v !== undefined) headers[name] = v;
       }
-      const body = await readBodyWithin(c);
-      if (body === undefined) return bodyTooSlow(c);
       const now = runtime.clock().toISOString();
       const reply = await offload.submit({ route: c.req.path, body, headers, now });
       if (reply === "busy") return busy(c);
@@ -141,18 +145,18 @@ export function offloadDoor(o: OffloadDoorOptions): { middleware: Middleware; fu
         "content-type": "application/json",
       });
     } finally {
-      gate.leave(size);
+      places.leave(0);
     }
   };
-  return { middleware, full: () => gate.full };
+  return { middleware, large, full: () => places.full };
 }
 
 /** What the admission webhooks' door needs. */
 export interface WebhookDoorOptions {
   readonly known: ReadonlySet<string>;
-  /** Reviews being read or decided at once. */
+  /** Reviews decided at once (their whole body in). */
   readonly concurrency: number;
-  /** Bytes of review bodies in at once (by `content-length`). */
+  /** Bytes of large reviews in at once (by `content-length`; the body limit for a chunked one). */
   readonly queueBytes: number;
   readonly bodyLimitBytes: number;
   readonly retryAfterSeconds?: number | undefined;
@@ -163,7 +167,7 @@ export interface WebhookDoorOptions {
 }
 
 /** A review of more than this many bytes is large: the API server's reviews of our kinds are a few kilobytes. */
-export const LARGE_REVIEW_BYTES = 64 * 1024;
+export const LARGE_REVIEW_BYTES = LARGE_BODY_BYTES;
 
 /**
  * The share of the main thread's time large reviews may take: 1 %. A review is parsed and decided on the main
@@ -228,45 +232,52 @@ export class TimeShare {
 }
 
 /**
- * The door to admission: reviews in at once and the bytes of their bodies, whoever sends them. Large reviews
- * (over {@linkcode LARGE_REVIEW_BYTES}) have a lane of their own: one at a time, within the byte bound, and at
- * most {@linkcode LARGE_REVIEW_SHARE} of the main thread's time, so that a caller sending megabytes neither takes
- * the places of the API server's small reviews nor holds the hook calls the main thread relays. A review past its
- * lane is answered 429 before its body is read; the API server then applies the webhook's failure policy, and a
- * client sees it as a refusal it may retry.
+ * The door to admission: reviews in at once, whoever sends them, and a lane of their own for large ones (over
+ * {@linkcode LARGE_REVIEW_BYTES}): one at a time, within the byte bound, and at most {@linkcode LARGE_REVIEW_SHARE}
+ * of the main thread's time, so that a caller sending megabytes neither takes the API server's small reviews' places
+ * nor holds the hook calls the main thread relays. A review is let into the lane (`large`, for
+ * {@linkcode bodyReader}) when it says it is large, or once its bytes turn out so, and answered 429 if it cannot
+ * (the rest of its body unread); it takes one of the `concurrency` places once its whole body is in, so a caller
+ * that trickles holds none. The API server then applies the webhook's failure policy to a 429, and a client sees
+ * it as a refusal it may retry.
  */
-export function webhookDoor(o: WebhookDoorOptions): Middleware {
+export function webhookDoor(o: WebhookDoorOptions): { middleware: Middleware; large: LargeLane } {
   const all = new Gate(() => o.concurrency, Infinity);
-  const large = new Gate(() => 1, o.queueBytes);
+  const lane = new Gate(() => 1, o.queueBytes);
   const share = o.largeShare ?? LARGE_REVIEW_SHARE;
   const time = new TimeShare(share, o.clock ?? (() => performance.now()), LARGE_REVIEW_BOOKED_MS);
   const retryAfter = String(o.retryAfterSeconds ?? 2);
-  return async (c, next) => {
-    if (c.req.method !== "POST" || !o.known.has(`POST ${c.req.path}`)) return next();
-    const size = declaredSize(c.req.header("content-length"), o.bodyLimitBytes);
-    const lane = size > LARGE_REVIEW_BYTES ? large : undefined;
-    if (lane) {
-      const wait = time.wait();
-      if (wait > 0) return overShare(c, wait);
-      if (!lane.enter(size)) return busy(c, lane, "large admission reviews");
-    }
-    if (!all.enter(size)) {
-      lane?.leave(size);
-      return busy(c, all, "admission reviews");
-    }
+  const large: LargeLane = (c, declared) => {
+    const wait = time.wait();
+    if (wait > 0) return overShare(c, wait);
+    const size = declared ?? o.bodyLimitBytes;
+    if (!lane.enter(size)) return busy(c, lane, "large admission reviews");
     let end: (() => void) | undefined;
-    try {
-      // Its time counts once its body is in: a body that trickles holds the lane's one place (408 after 10 s),
+    let released = false;
+    return {
+      grow: () => true,
+      // Its time counts once its body is in: a body that trickles holds the lane's one place until its deadline,
       // not the main thread.
-      if (lane && await readBodyWithin(c) === undefined) return bodyTooSlow(c);
-      end = lane ? time.start() : undefined;
+      arrived: () => void (end = time.start()),
+      release: () => {
+        if (released) return;
+        released = true;
+        end?.();
+        lane.leave(size);
+      },
+    };
+  };
+  const middleware: Middleware = async (c, next) => {
+    if (c.req.method !== "POST" || !o.known.has(`POST ${c.req.path}`)) return next();
+    const size = c.get("body")?.byteLength ?? 0;
+    if (!all.enter(size)) return busy(c, all, "admission reviews");
+    try {
       await next();
     } finally {
-      end?.();
       all.leave(size);
-      lane?.leave(size);
     }
   };
+  return { middleware, large };
 
   function busy(c: Context<AppEnv>, gate: Gate, what: string): Response {
     c.header("Retry-After", retryAfter);

@@ -1,15 +1,10 @@
 import type { HookConfig } from "../hook_context/mod.ts";
 import type { KubeClient } from "../kube/mod.ts";
 import type { Signal } from "../signals/mod.ts";
-import type { HeapBudget } from "./heap_budget.ts";
-import type { PoisonNote } from "./poison.ts";
+import type { HeapBudget } from "../foreign/mod.ts";
+import type { PoisonNote, Subject } from "../isolation/mod.ts";
 
-/** The parent a request is about, for the log line (never its body). */
-export interface Subject {
-  readonly kind: string;
-  readonly namespace?: string | undefined;
-  readonly name: string;
-}
+export type { Subject };
 
 /** What the app gives every handler. */
 export interface Runtime {
@@ -26,8 +21,8 @@ export interface Runtime {
   readonly admissionWrites?: boolean | undefined;
   /** How long a hook's and a review's body may take to arrive (`BODY_READ_SECONDS` by default). */
   readonly bodyReadSeconds?: { readonly hooks: number; readonly webhooks: number } | undefined;
-  /** What a body may cost the heap before it is parsed; unbounded without one. */
-  readonly heapBudget?: HeapBudget | undefined;
+  /** What a body may cost the heap before it is parsed (the door of `lib/foreign`). */
+  readonly heapBudget: HeapBudget;
   /**
    * Where a hook worker says which parent a call is about (so that a call that ends the worker is charged to it)
    * and learns whether that parent is poisoned ({@linkcode PoisonRegistry}); absent outside workers.
@@ -52,12 +47,17 @@ export interface Peer {
 
 /** Hono environment of the hook service. */
 export interface AppEnv {
-  /** `listener`: which listener took the request, when the service runs one for admission webhooks apart. */
-  Bindings: { peer?: Peer; listener?: "hooks" | "webhooks" };
+  /**
+   * `listener`: which listener took the request, when the service runs one for admission webhooks apart;
+   * `arrivedAt`: when its headers arrived (`performance.now()`), which its body's time is counted from.
+   */
+  Bindings: { peer?: Peer; listener?: "hooks" | "webhooks"; arrivedAt?: number };
   Variables: {
     runtime: Runtime;
     subject?: Subject;
     failure?: string;
     signals?: readonly Signal[];
+    /** The request's body, as the door read it. */
+    body?: ArrayBuffer;
   };
 }

@@ -11,9 +11,8 @@ import { parentPort } from "node:worker_threads";
 import type { HookConfig } from "../hook_context/mod.ts";
 import type { Signal } from "../signals/mod.ts";
 import { createApp, type LogRecord, type RouteRegistrar } from "./app.ts";
-import { createHeapBudget } from "./heap_budget.ts";
-import type { FromWorker, OffloadReply, ToWorker } from "./pool.ts";
-import type { PoisonNote } from "./poison.ts";
+import { createHeapBudget } from "../foreign/mod.ts";
+import type { FromWorker, OffloadReply, PoisonNote, ToWorker } from "../isolation/mod.ts";
 
 /** What the main thread sends once: the app's options that are data. */
 export interface WorkerInit {

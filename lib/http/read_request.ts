@@ -9,25 +9,13 @@ import type { z } from "zod";
 import { formatPath } from "../contract/mod.ts";
 import type { AppEnv } from "./env.ts";
 import { capped, jsonError } from "./errors.ts";
-import { type HeapRefusal, isHeapRefusal } from "./heap_budget.ts";
-import { MAX_JSON_DEPTH } from "./json_cost.ts";
+import { ForeignRefused, type HeapRefusal, MAX_JSON_DEPTH, parseForeignHeld } from "../foreign/mod.ts";
 import { bodyTooSlow, readBodyWithin } from "./doors.ts";
 
 function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
   const mediaType = value.split(";")[0]!.trim().toLowerCase();
   return mediaType === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
-}
-
-/**
- * A JSON parse error without the request's bytes: V8's message quotes the text around the error, which can be a
- * Secret's value, and Metacontroller copies error bodies into its logs and Events. Only the offset is kept.
- */
-function parseFailure(err: unknown, length: number): string {
-  const at = /position (\d+)/.exec(String((err as Error)?.message))?.[1];
-  return at === undefined
-    ? `malformed JSON: the body (${length} characters) is not a JSON document`
-    : `malformed JSON at character ${at} of ${length}`;
 }
 
 /**
@@ -52,18 +40,15 @@ export async function readRequest(
   const received = await readBodyWithin(c);
   if (received === undefined) return bodyTooSlow(c);
   const bytes = new Uint8Array(received);
-  const budget = c.get("runtime").heapBudget;
-  const charge = budget?.charge(bytes);
-  if (charge && isHeapRefusal(charge)) return heapRefused(c, charge, bytes.length);
-  const release = () => charge?.release();
-  const text = new TextDecoder().decode(bytes);
-  let body: unknown;
+  let held: { value: unknown; release(): void };
   try {
-    body = JSON.parse(text);
+    held = parseForeignHeld(bytes, c.get("runtime").heapBudget);
   } catch (err) {
-    release();
-    return jsonError(c, 400, parseFailure(err, text.length));
+    if (err instanceof ForeignRefused) return heapRefused(c, err.refusal, bytes.length);
+    if (err instanceof SyntaxError) return jsonError(c, 400, err.message);
+    throw err;
   }
+  const { value: body, release } = held;
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     release();

@@ -12,25 +12,18 @@
  * - a read that asks for `atLeast` a resourceVersion is answered from memory only once the watch has applied
  *   every change up to it; it waits for the watch a moment, then reads the API (resourceVersions are compared as
  *   the etcd revisions they are; one that is not a number is never taken as reached);
+ * - what is kept of each object, and what a live read of a cached collection returns, is its projection
+ *   (`lib/foreign/project.ts`): what a team stores beside the fields read is never parsed;
  * - writes always go to the API, under the precondition the caller gives.
  *
  * @module
  */
 import { type FullKubeClient, KubeApiError, type KubeClient, type ReadFreshness } from "./client.ts";
+import { apiReads, type CachedCollection, equalitySelector, labelsOf } from "./cache_reads.ts";
+
+export type { CachedCollection };
 import { isRevision, reached } from "./revision.ts";
 import { startWatch, type Watcher, type WatchHealth, type WatchOptions } from "./watch.ts";
-
-/** One cached collection. */
-export interface CachedCollection {
-  /** `/api/v1` or `/apis/<group>/<version>`. */
-  readonly prefix: string;
-  /** The resource, e.g. `tenantclusters`. */
-  readonly resource: string;
-  /** Only objects of this name are cached (the watch selects them by `metadata.name`); GETs of others read live. */
-  readonly name?: string;
-  /** Reduces an object to what readers use (default: kept whole). */
-  readonly select?: (raw: unknown) => unknown;
-}
 
 /** Options of {@linkcode createKubeCache}. */
 export interface KubeCacheOptions {
@@ -43,6 +36,10 @@ export interface KubeCacheOptions {
   readonly waitMs?: number;
   /** How long a read waits for a collection's first list before it fails (default 3,000 ms). */
   readonly syncWaitMs?: number;
+  /** How long a collection may fail to list and watch before the cache says it cannot decide (default 30,000 ms). */
+  readonly staleMs?: number;
+  /** Milliseconds since the epoch; `Date.now` by default. */
+  readonly clock?: () => number;
   /** Called when a collection's watch changes health (a failing list or watch says why, attempt by attempt). */
   readonly onHealth?: (resource: string, health: WatchHealth) => void;
   /** Watch settings shared by every collection (tests shorten backoffs). */
@@ -66,6 +63,11 @@ export interface KubeCacheStats {
 export interface KubeCache extends KubeClient {
   /** True once every collection has been listed. */
   readonly synced: boolean;
+  /**
+   * Why reads cannot be answered now, or undefined: a collection not listed yet, or whose list and watch have
+   * failed for longer than `staleMs` (its objects are then as old as its last contact).
+   */
+  undecided(): string | undefined;
   /** Starts the watches now rather than at the first read (idempotent). */
   start(): void;
   stats(): KubeCacheStats;
@@ -108,6 +110,7 @@ function watchCollection(options: KubeCacheOptions, collection: CachedCollection
       ...options.watch,
       client,
       path: `${collection.prefix}/${collection.resource}${field}`,
+      ...(collection.projection ? { projection: collection.projection } : {}),
       select: collection.select ?? ((raw: unknown) => raw),
       ...(options.onHealth
         ? { onHealth: (h: WatchHealth) => options.onHealth!(collection.resource, h) }
@@ -183,12 +186,11 @@ async function servableRoute<R extends { entry: Entry }>(
   r: R | undefined,
   path: string,
   freshness: ReadFreshness,
-  waitMs: number,
-  syncWaitMs: number,
+  waits: { waitMs: number; syncWaitMs: number },
 ): Promise<R | undefined> {
   if (!r) return undefined;
   const w = r.entry.watcher;
-  if (!(await until(r.entry, () => w.synced, syncWaitMs))) {
+  if (!(await until(r.entry, () => w.synced, waits.syncWaitMs))) {
     throw new KubeApiError(
       503,
       "CacheNotSynced",
@@ -199,9 +201,32 @@ async function servableRoute<R extends { entry: Entry }>(
   const want = freshness.atLeast;
   if (want === undefined) return r;
   if (!isRevision(want)) return undefined;
-  return (await until(r.entry, () => reached(w.resourceVersion, want), freshness.hurry ? 0 : waitMs))
+  return (await until(r.entry, () => reached(w.resourceVersion, want), freshness.hurry ? 0 : waits.waitMs))
     ? r
     : undefined;
+}
+
+/** What the cache tells of itself: objects and versions by resource, and its reads. */
+function statsOf(entries: readonly Entry[], hits: number, misses: number): KubeCacheStats {
+  return {
+    objects: Object.fromEntries(entries.map((e) => [e.collection.resource, e.watcher.items.size])),
+    versions: Object.fromEntries(entries.map((e) => [e.collection.resource, e.watcher.resourceVersion])),
+    hits,
+    misses,
+  };
+}
+
+/** Why the collections cannot answer now: one not listed yet, or failing to reach the API for over `staleMs`. */
+function undecidedOf(entries: Iterable<Entry>, now: number, staleMs: number): string | undefined {
+  for (const { collection, watcher } of entries) {
+    if (!watcher.synced) return `the admission cache of ${collection.resource} has not been listed yet`;
+    const h = watcher.health;
+    if (h.state === "failing" && now - watcher.lastContact > staleMs) {
+      const since = Math.round((now - watcher.lastContact) / 1000);
+      return `the admission cache of ${collection.resource} has not reached the API for ${since}s (${h.error.reason})`;
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -218,6 +243,7 @@ async function servableRoute<R extends { entry: Entry }>(
  */
 export function createKubeCache(options: KubeCacheOptions): KubeCache {
   const { client, waitMs = 200, syncWaitMs = 3000 } = options;
+  const waits = { waitMs, syncWaitMs };
   let hits = 0, misses = 0;
   const entries = new Map<string, Entry>();
   let started = false;
@@ -248,7 +274,8 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
   }
 
   const servable = (path: string, freshness: ReadFreshness) =>
-    freshness.live ? undefined : servableRoute(route(path), path, freshness, waitMs, syncWaitMs);
+    freshness.live ? undefined : servableRoute(route(path), path, freshness, waits);
+  const api = apiReads(client, (path) => route(path)?.entry.collection);
 
   return {
     async get(path, freshness = {}) {
@@ -256,19 +283,21 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
       const { name: only } = r?.entry.collection ?? {};
       if (!r || r.name === undefined || (only !== undefined && r.name !== only)) {
         misses++;
-        return client.get(path);
+        return api.get(path);
       }
       hits++;
       return r.entry.byNamespace.get(r.namespace ?? "")?.get(r.name);
     },
     async list(path, opts = {}) {
-      const r = opts.labelSelector ? undefined : await servable(path, opts);
-      if (!r || r.name !== undefined) {
+      const matches = opts.labelSelector ? equalitySelector(opts.labelSelector) : () => true;
+      const r = matches ? await servable(path, opts) : undefined;
+      if (!r || r.name !== undefined || !matches) {
         misses++;
-        return client.list(path, opts.labelSelector ? { labelSelector: opts.labelSelector } : {});
+        return api.list(path, opts.labelSelector ? { labelSelector: opts.labelSelector } : {});
       }
       hits++;
-      return listOf(r.entry, r.namespace);
+      const items = listOf(r.entry, r.namespace);
+      return opts.labelSelector ? items.filter((o) => matches(labelsOf(o))) : items;
     },
     write: (method, path, body) => client.write(method, path, body),
     start,
@@ -276,16 +305,11 @@ export function createKubeCache(options: KubeCacheOptions): KubeCache {
       if (!started) return false;
       return [...entries.values()].every((e) => e.watcher.synced);
     },
-    stats: () => ({
-      objects: Object.fromEntries(
-        [...entries.values()].map((e) => [e.collection.resource, e.watcher.items.size]),
-      ),
-      versions: Object.fromEntries(
-        [...entries.values()].map((e) => [e.collection.resource, e.watcher.resourceVersion]),
-      ),
-      hits,
-      misses,
-    }),
+    undecided: () =>
+      started
+        ? undecidedOf(entries.values(), (options.clock ?? Date.now)(), options.staleMs ?? 30_000)
+        : "the admission cache has not started",
+    stats: () => statsOf([...entries.values()], hits, misses),
     async stop() {
       await Promise.all([...entries.values()].map((e) => e.watcher.stop()));
     },

@@ -4,8 +4,11 @@
  * that is 32 MiB for 500 idle tenants. Reading into one small buffer of our own (a BYOB reader) costs `size`
  * bytes per watch instead.
  *
+ * {@linkcode readEvents} reads a watch stream's lines with it, in time linear in the bytes.
+ *
  * @module
  */
+import { KubeApiError } from "./errors.ts";
 
 /** Reads a body chunk by chunk; see {@linkcode chunkReader}. */
 export interface ChunkReader {
@@ -62,4 +65,62 @@ export function chunkReader(body: ReadableStream<Uint8Array>, size = DEFAULT_CHU
     },
     cancel: () => byob.cancel(),
   };
+}
+
+/**
+ * Reads a watch stream's events, one JSON object per line, each at most `maxEventBytes`, and hands each line's bytes
+ * to `onLine`. Linear in the bytes however they are cut: each chunk is copied once into a buffer that grows by
+ * doubling, and only its new bytes are searched for the end of a line (a tenant sending one-byte chunks costs one
+ * step per byte, not one per byte already held). The chunks come through a small reused buffer
+ * ({@linkcode chunkReader}): one watch per tenant waits on a read all the time.
+ */
+export async function readEvents(
+  body: ReadableStream<Uint8Array>,
+  maxEventBytes: number,
+  path: string,
+  onBytes: () => void,
+  onLine: (line: Uint8Array) => void,
+): Promise<void> {
+  const reader = chunkReader(body);
+  let buffer = new Uint8Array(4096);
+  let held = 0;
+  const tooLarge = async () => {
+    await reader.cancel();
+    return new KubeApiError(0, "TooLarge", `watch event over ${maxEventBytes} bytes`, path);
+  };
+  for (;;) {
+    const value = await reader.read();
+    if (!value) return;
+    onBytes();
+    if (held + value.length > buffer.length) {
+      const grown = new Uint8Array(Math.max(buffer.length * 2, held + value.length));
+      grown.set(buffer.subarray(0, held));
+      buffer = grown;
+    }
+    let searchFrom = held;
+    buffer.set(value, held);
+    held += value.length;
+    const view = buffer.subarray(0, held);
+    let start = 0;
+    for (let nl = view.indexOf(NEWLINE, searchFrom); nl >= 0; nl = view.indexOf(NEWLINE, searchFrom)) {
+      if (nl - start > maxEventBytes) throw await tooLarge();
+      if (!isBlank(buffer, start, nl)) onLine(buffer.slice(start, nl));
+      start = searchFrom = nl + 1;
+    }
+    if (start > 0) {
+      buffer.copyWithin(0, start, held);
+      held -= start;
+    }
+    if (held > maxEventBytes) throw await tooLarge();
+  }
+}
+
+const NEWLINE = 0x0a;
+
+function isBlank(bytes: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const b = bytes[i]!;
+    if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
+  }
+  return true;
 }

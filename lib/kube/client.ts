@@ -4,8 +4,18 @@
  * retries with backoff on 429, 5xx and network errors, and typed errors. Hand-written on `fetch` rather than `@kubernetes/client-node`: under Deno that library took 638 ms to
  * import and raised the process from 33 to 139 MiB RSS (docs/performance.md), for the few calls admission needs.
  *
+ * Every answer is foreign bytes (a tenant's API server, or objects a team wrote): it is read up to a cap and parsed
+ * through the door of `lib/foreign`, charged to the client's heap budget first, or projected to what the caller
+ * keeps.
+ *
  * @module
  */
+import { createHeapBudget, type HeapBudget, type Projection } from "../foreign/mod.ts";
+import { KubeApiError } from "./errors.ts";
+import { apiError, decode, listAll, type ListPage, listPages, pageProjection, readBytes } from "./answers.ts";
+
+export { KubeApiError };
+export { decode, type ListPage, listPages, pageProjection, readBytes };
 
 /**
  * How fresh a read must be. The API itself always satisfies both; a cache ({@linkcode createKubeCache}) serves
@@ -20,12 +30,18 @@ export interface ReadFreshness {
   readonly hurry?: boolean;
 }
 
+/** How a read is made: its freshness, and what of each object is kept (the whole object by default). */
+export interface ReadOptions extends ReadFreshness {
+  /** What of the object (of each item, for a list) is parsed and kept; the rest is skipped unparsed. */
+  readonly projection?: Projection;
+}
+
 /** What admission reads: one object (absent is `undefined`, not an error) or the items of a list. */
 export interface KubeReader {
   /** GETs `path` (e.g. `/apis/butler.butlerlabs.dev/v1alpha1/teams/payments`); `undefined` when 404. */
-  get(path: string, options?: ReadFreshness): Promise<unknown | undefined>;
-  /** GETs a collection `path` with an optional label selector and returns its items. */
-  list(path: string, options?: { labelSelector?: string } & ReadFreshness): Promise<unknown[]>;
+  get(path: string, options?: ReadOptions): Promise<unknown | undefined>;
+  /** GETs a collection `path`, page by page, with an optional label selector and returns its items. */
+  list(path: string, options?: { labelSelector?: string } & ReadOptions): Promise<unknown[]>;
 }
 
 /** A {@linkcode KubeReader} that can also write, for the one object admission writes (the quota ledger). */
@@ -56,20 +72,8 @@ export interface FullKubeClient extends KubeClient {
    * status other than 200 is a {@linkcode KubeApiError}.
    */
   stream(path: string, signal: AbortSignal): Promise<Response>;
-}
-
-/** An API answer that is not a success: the HTTP status and the API's own `reason` and `message`. */
-export class KubeApiError extends Error {
-  override readonly name = "KubeApiError";
-  constructor(
-    readonly status: number,
-    readonly reason: string,
-    /** The API's own message (a Status's `message`), as a user should read it. */
-    readonly detail: string,
-    readonly path: string,
-  ) {
-    super(`${path}: ${status} ${reason}: ${detail}`);
-  }
+  /** The heap budget its answers are charged to; a watch over {@linkcode stream} charges its pages and events too. */
+  readonly budget: HeapBudget;
 }
 
 /** Where the API is and how to authenticate: what {@linkcode loadKubeConfig} returns. */
@@ -104,6 +108,10 @@ export interface KubeClientOptions {
   readonly maxResponseBytes?: number;
   /** How long a stream may take to answer with its headers (connect, TLS, headers); default 10,000 ms. */
   readonly openTimeoutMs?: number;
+  /** What parsing answers may cost this isolate's heap (see `lib/foreign`); a budget of its own by default. */
+  readonly budget?: HeapBudget;
+  /** Objects per page of a list (default 500; halved for a page too large or too costly, down to one). */
+  readonly pageSize?: number;
 }
 
 const RETRIED = new Set([429, 500, 502, 503, 504]);
@@ -121,6 +129,11 @@ function requestInit(
     headers: {
       ...connection.headers,
       accept: "application/json",
+      // An answer is read as it is sent: the cap on what is read holds only for bytes not inflated after it. The
+      // API server compresses large answers when asked (the inflating alone took the reporter from 80 to 270 MiB
+      // resident on one list of large objects), and a tenant's server could send a small body that inflates to the
+      // cap. Asked for none, Deno inflates none: a compressed answer is not JSON and is refused as such.
+      "accept-encoding": "identity",
       ...(body === undefined
         ? {}
         : { "content-type": method === "PATCH" ? "application/apply-patch+yaml" : "application/json" }),
@@ -165,6 +178,7 @@ export function createKubeClient(
   const server = connection.server.replace(/\/+$/, "");
   const maxBytes = options.maxResponseBytes ?? 8 * 1024 * 1024;
   const openTimeoutMs = options.openTimeoutMs ?? 10_000;
+  const budget = options.budget ?? createHeapBudget();
 
   async function attempt(
     path: string,
@@ -175,16 +189,21 @@ export function createKubeClient(
     return await doFetch(`${server}${path}`, requestInit(connection, method, body, signal));
   }
 
-  async function request(method: string, path: string, body?: unknown): Promise<unknown | undefined> {
+  async function request(
+    method: string,
+    path: string,
+    body?: unknown,
+    projection?: Projection,
+  ): Promise<unknown | undefined> {
     for (let n = 0;; n++) {
       let res: Response | undefined;
       let failure: unknown;
       try {
         res = await attempt(path, method, body);
         // The timeout covers the body too: a slow or cut body is a failed attempt like a slow answer.
-        if (res.ok) return JSON.parse(await readCapped(res, maxBytes, path));
+        if (res.ok) return decode(await readBytes(res, maxBytes, path), budget, path, projection);
       } catch (err) {
-        // An answer too large is the server's doing, not the network's: not retried.
+        // An answer too large or too costly is the server's doing, not the network's: not retried.
         if (err instanceof KubeApiError) throw err;
         failure = err;
         res = undefined;
@@ -204,14 +223,13 @@ export function createKubeClient(
     }
   }
 
+  const pageSize = options.pageSize ?? 500;
   return {
-    get: (path) => request("GET", path),
-    async list(path, opts = {}) {
-      const query = opts.labelSelector ? `?labelSelector=${encodeURIComponent(opts.labelSelector)}` : "";
-      const list = await request("GET", `${path}${query}`) as { items?: unknown[] } | undefined;
-      return list?.items ?? [];
-    },
+    get: (path, opts = {}) => request("GET", path, undefined, opts.projection),
+    list: (path, opts = {}) =>
+      listAll((url, projection) => request("GET", url, undefined, projection), path, opts, pageSize),
     write: (method, path, body) => request(method, path, body),
+    budget,
     apply: (path, body, fieldManager) =>
       request("PATCH", `${path}?fieldManager=${encodeURIComponent(fieldManager)}&force=true`, body),
     async remove(path) {
@@ -246,45 +264,4 @@ async function openStream(
   } finally {
     clearTimeout(timer);
   }
-}
-
-/**
- * The error of a failed answer, with the API's `reason` and `message` when the body is a Status (read up to 64 KiB:
- * a Status is a few hundred bytes, and the rest is not read).
- */
-async function apiError(res: Response, path: string, maxBytes: number): Promise<KubeApiError> {
-  const body = await readCapped(res, Math.min(maxBytes, 64 * 1024), path)
-    .then((text) => JSON.parse(text))
-    .catch(() => ({})) as { reason?: unknown; message?: unknown };
-  return new KubeApiError(
-    res.status,
-    typeof body.reason === "string" ? body.reason : res.statusText,
-    typeof body.message === "string" ? body.message : "",
-    path,
-  );
-}
-
-/** Reads a response body as text, failing past `max` bytes without reading the rest. */
-export async function readCapped(res: Response, max: number, path: string): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      throw new KubeApiError(0, "TooLarge", `response over ${max} bytes`, path);
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  return new TextDecoder().decode(all);
 }

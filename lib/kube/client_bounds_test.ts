@@ -103,3 +103,31 @@ Deno.test("a stream that does not answer with its headers in time fails as Timeo
     await accepting.catch(() => {});
   }
 });
+
+Deno.test("an answer is read as it was sent: the client asks for none compressed, and inflates none (issue #55)", async () => {
+  // 39 KB of gzip that inflate to 9 MB of `{}`: a cap on what is read means nothing if the client inflates what it
+  // reads (the inflating took the reporter's resident memory from 80 to 270 MB on one list of the management API
+  // server, which compresses its answers when asked to).
+  const inflated = new TextEncoder().encode(`{"items":[${"{},".repeat(3_000_000)}{}]}`);
+  const gzip = new Uint8Array(
+    await new Response(new Blob([inflated]).stream().pipeThrough(new CompressionStream("gzip")))
+      .arrayBuffer(),
+  );
+  const asked: (string | null)[] = [];
+  const s = serve((req) => {
+    asked.push(req.headers.get("accept-encoding"));
+    return new Response(gzip, {
+      headers: { "content-encoding": "gzip", "content-type": "application/json" },
+    });
+  });
+  try {
+    const client = createKubeClient({ server: s.url }, { retries: 0 });
+    const err = await error(client.get("/api/v1/services"));
+    assert.equal(err?.reason, "BadResponse", String(err));
+    const res = await client.stream("/api/v1/services?watch=1", AbortSignal.timeout(5000));
+    assert.equal(new Uint8Array(await res.arrayBuffer()).length, gzip.length, "the stream is the bytes sent");
+    assert.deepEqual(asked, ["identity", "identity"]);
+  } finally {
+    await s.stop();
+  }
+});

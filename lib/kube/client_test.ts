@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHeapBudget } from "../foreign/mod.ts";
 import { createKubeClient, KubeApiError, loadKubeConfig } from "./mod.ts";
 
 type Call = { url: string; auth: string | null };
@@ -95,11 +96,50 @@ Deno.test("kube client", async (t) => {
     assert.equal(err.reason, "Timeout");
     assert.equal(calls, 2, "retried once");
   });
-  await t.step("lists pass the label selector and return the items", async () => {
-    const s = scripted([json(200, { items: [{ a: 1 }] })]);
+  await t.step("lists pass the label selector and return the items, page by page", async () => {
+    const s = scripted([
+      json(200, { items: [{ a: 1 }], metadata: { continue: "next" } }),
+      json(200, { items: [{ a: 2 }], metadata: {} }),
+    ]);
     const kube = createKubeClient({ server: "https://api" }, { fetch: s.fetch });
-    assert.deepEqual(await kube.list("/l", { labelSelector: "a in (b,c)" }), [{ a: 1 }]);
-    assert.equal(s.calls[0]!.url, "https://api/l?labelSelector=a%20in%20(b%2Cc)");
+    assert.deepEqual(await kube.list("/l", { labelSelector: "a in (b,c)" }), [{ a: 1 }, { a: 2 }]);
+    assert.deepEqual(s.calls.map((c) => c.url), [
+      "https://api/l?labelSelector=a%20in%20(b%2Cc)&limit=500",
+      "https://api/l?labelSelector=a%20in%20(b%2Cc)&limit=500&continue=next",
+    ]);
+  });
+  await t.step("a page too large or too costly is asked again with half as many objects", async () => {
+    const big = JSON.stringify({ items: [{ v: "x".repeat(600) }, { v: "y".repeat(600) }] });
+    const s = scripted([
+      () => new Response(big, { status: 200 }),
+      json(200, { items: [{ v: "x" }], metadata: { continue: "c" } }),
+      json(200, { items: [{ v: "y" }], metadata: {} }),
+    ]);
+    const kube = createKubeClient({ server: "https://api" }, {
+      fetch: s.fetch,
+      maxResponseBytes: 1024,
+      pageSize: 2,
+    });
+    assert.deepEqual(await kube.list("/l"), [{ v: "x" }, { v: "y" }]);
+    assert.deepEqual(s.calls.map((c) => c.url), [
+      "https://api/l?limit=2",
+      "https://api/l?limit=1",
+      "https://api/l?limit=1&continue=c",
+    ]);
+  });
+  await t.step("an answer is parsed only as far as the heap budget holds", async () => {
+    const hostile = `{"items":[${"{},".repeat(100_000)}{}]}`;
+    const s = scripted([() => new Response(hostile, { status: 200 })]);
+    const budget = createHeapBudget({
+      share: 1,
+      maxInFlight: 64 * 1024,
+      heapLimit: () => 1 << 30,
+      heapUsed: () => 0,
+    });
+    const kube = createKubeClient({ server: "https://api" }, { fetch: s.fetch, budget });
+    const err = await kube.get("/x").catch((e) => e);
+    assert.ok(err instanceof KubeApiError && err.reason === "TooCostly", String(err));
+    assert.equal(budget.charged, 0);
   });
   await t.step("the token is read on every request (a projected token rotates)", async () => {
     let token = "one";

@@ -1,4 +1,5 @@
 import { parse } from "yaml";
+import { ForeignRefused, ForeignTooLong } from "../foreign/mod.ts";
 import { decodeBase64 } from "../encoding/base64.ts";
 import type { KubeConnection } from "./client.ts";
 
@@ -61,6 +62,16 @@ export interface KubeconfigOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** The clock for exec credentials' expiry (ms). */
   readonly now?: () => number;
+  /**
+   * Reads the kubeconfig's text. A tenant's is foreign bytes and goes through the door of `lib/foreign`
+   * (`parseForeignYaml`: bounded and charged); by default the text is the operator's own file, parsed as it is.
+   */
+  readonly parse?: (text: string) => unknown;
+}
+
+/** The operator's own kubeconfig (`KUBECONFIG`, kubectl's): trusted text, parsed as it is. */
+function parseOwnKubeconfig(text: string): unknown {
+  return parse(text);
 }
 
 /** kubeconfig user fields that name credentials this client cannot present. */
@@ -131,8 +142,12 @@ export function kubeconfigConnection(
 ): KubeConnection {
   let config: Kubeconfig;
   try {
-    config = (parse(text) ?? {}) as Kubeconfig;
-  } catch {
+    config = ((options.parse ?? parseOwnKubeconfig)(text) ?? {}) as Kubeconfig;
+  } catch (err) {
+    if (err instanceof ForeignTooLong) {
+      throw new Error(`${source}: not read: the kubeconfig is over ${err.maxBytes} bytes`);
+    }
+    if (err instanceof ForeignRefused) throw err;
     throw new Error(`${source}: not a kubeconfig (YAML does not parse)`);
   }
   if (typeof config !== "object") throw new Error(`${source}: not a kubeconfig`);

@@ -6,9 +6,10 @@
  *
  * @module
  */
-import { chunkReader } from "./chunks.ts";
-import { type FullKubeClient, KubeApiError, readCapped } from "./client.ts";
+import { readEvents } from "./chunks.ts";
+import { decode, type FullKubeClient, KubeApiError, listPages, pageProjection, readBytes } from "./client.ts";
 import { objectKey } from "../contract/object.ts";
+import { bounded, members, merge, type Projection, WHOLE } from "../foreign/mod.ts";
 
 /** How a watch is doing. */
 export type WatchHealth =
@@ -21,14 +22,22 @@ export interface WatchOptions<T> {
   readonly client: FullKubeClient;
   /** The collection, e.g. `/api/v1/services` or `/apis/butler.butlerlabs.dev/v1alpha1/tenantclusters`. */
   readonly path: string;
-  /** Reduces an object to what is kept; `undefined` drops it (and removes an earlier copy). */
+  /**
+   * What of each object is parsed at all (see `lib/foreign/project.ts`): the rest of the bytes is skipped, never
+   * built. The whole object when unset. The watch adds what it needs itself (name, namespace, resourceVersion).
+   */
+  readonly projection?: Projection;
+  /** Reduces an object (as projected) to what is kept; `undefined` drops it (and removes an earlier copy). */
   readonly select: (raw: unknown) => T | undefined;
   /** Objects kept at most; beyond, new ones are not kept and `overflow` is set until the next list. */
   readonly maxItems?: number;
   /** Largest list page or watch event read, in bytes (default 8 MiB for a page, 1 MiB for an event). */
   readonly maxPageBytes?: number;
   readonly maxEventBytes?: number;
-  /** Objects per list page (default 500). */
+  /**
+   * Objects per list page (default 500); a page over `maxPageBytes`, or whose parse the client's heap budget cannot
+   * hold now, is asked again with half as many, down to one.
+   */
   readonly pageSize?: number;
   /**
    * List pages read at most (default: enough for `maxItems` and two more, else 10,000): a server that answers
@@ -163,6 +172,8 @@ class WatchLoop<T> {
   readonly #pageSize: number;
   readonly #maxListPages: number;
   readonly #sep: string;
+  readonly #object: Projection;
+  readonly #event: Projection;
 
   constructor(options: WatchOptions<T>) {
     this.#o = options;
@@ -173,6 +184,8 @@ class WatchLoop<T> {
     this.#maxListPages = options.maxListPages ??
       (Number.isFinite(this.#maxItems) ? Math.ceil(this.#maxItems / this.#pageSize) + 2 : 10_000);
     this.#sep = options.path.includes("?") ? "&" : "?";
+    this.#object = merge(options.projection ?? WHOLE, IDENTITY);
+    this.#event = members({ type: bounded(64), object: merge(this.#object, STATUS) });
   }
 
   /** Lists, then watches from the list's version, until stopped; relists on 410, backs off on errors. */
@@ -183,7 +196,9 @@ class WatchLoop<T> {
         if (this.resourceVersion === undefined) await this.list();
         const started = this.#clock();
         // Healthy once the server answers the watch (watch() says so), not while a reconnect is only attempted:
-        // a tenant that is gone must not look watched between attempts.
+        // a tenant that is gone must not look watched between attempts. The backoff starts again only once the
+        // watch applied something: a stream that opens and then fails is a failure like any other, or a server
+        // that always does so would be asked again at once, for ever.
         await this.watch(() => (failures = 0));
         // A server that ends every watch at once must not make this a busy loop.
         if (this.#clock() - started < 1000) await this.pause(1000);
@@ -227,33 +242,37 @@ class WatchLoop<T> {
     this.#o.onProgress?.(rv);
   }
 
-  /** Lists the collection in pages (a page count bounded: past it, the list is incomplete) and replaces the kept set. */
+  /**
+   * Lists the collection in pages (a page count bounded: past it, the list is incomplete), each read through the
+   * door of `lib/foreign` as the projection keeps it, and replaces the kept set.
+   */
   async list(): Promise<void> {
     const { client, path, maxPageBytes = 8 * 1024 * 1024, listTimeoutMs = 15_000 } = this.#o;
     const next = new Map<string, T>();
     this.overflow = false;
-    let cont: string | undefined;
     let rv: string | undefined;
-    let pages = 0;
-    do {
-      if (pages++ >= this.#maxListPages) {
-        this.overflow = true;
-        break;
-      }
-      const url = `${path}${this.#sep}limit=${this.#pageSize}${
-        cont ? `&continue=${encodeURIComponent(cont)}` : ""
-      }`;
-      const signal = AbortSignal.any([this.stopper.signal, AbortSignal.timeout(listTimeoutMs)]);
-      const res = await client.stream(url, signal);
-      const page = JSON.parse(await readCapped(res, maxPageBytes, path)) as {
-        items?: unknown[];
-        metadata?: { resourceVersion?: string; continue?: string };
-      };
-      this.lastContact = this.#clock();
-      for (const raw of page.items ?? []) this.put(next, raw, false);
-      rv ??= page.metadata?.resourceVersion;
-      cont = page.metadata?.continue || undefined;
-    } while (cont);
+    // A page of more objects than are kept builds no more of them than are kept, and one to say it overflowed: the
+    // rest is skipped in the bytes (a tenant's 8 MiB page of `{}` is 2.8 million objects).
+    const page = pageProjection(
+      this.#object,
+      Number.isFinite(this.#maxItems) ? this.#maxItems + 1 : undefined,
+    );
+    const complete = await listPages(
+      async (limit, cont) => {
+        const url = `${path}${this.#sep}limit=${limit}${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`;
+        const signal = AbortSignal.any([this.stopper.signal, AbortSignal.timeout(listTimeoutMs)]);
+        const res = await client.stream(url, signal);
+        return decode(await readBytes(res, maxPageBytes, path), client.budget, path, page) as ListPageOf;
+      },
+      this.#pageSize,
+      (p) => {
+        this.lastContact = this.#clock();
+        for (const raw of p.items ?? []) this.put(next, raw, false);
+        rv ??= p.metadata?.resourceVersion;
+      },
+      this.#maxListPages,
+    );
+    if (!complete) this.overflow = true;
     this.items = next;
     this.synced = true;
     if (rv) this.progress(rv);
@@ -261,8 +280,13 @@ class WatchLoop<T> {
     this.#o.onChange?.();
   }
 
-  /** One watch from the kept version, with bookmarks, dropped after its duration plus 20 s without a byte. */
-  async watch(opened: () => void): Promise<void> {
+  /**
+   * One watch from the kept version, with bookmarks, dropped after its duration plus 20 s without a byte. An event
+   * it cannot read (over the cap, too costly to parse, not JSON) is never resumed onto: a watch from the same
+   * version would meet it again, for ever, the kept objects frozen at it. The collection is listed again instead,
+   * in pages of what fits, from a version past it.
+   */
+  async watch(progressed: () => void): Promise<void> {
     const { client, path, maxEventBytes = 1024 * 1024 } = this.#o;
     const seconds = (this.#o.watchSeconds ?? (() => 40 + Math.floor(this.#random() * 20)))();
     const local = new AbortController();
@@ -281,18 +305,36 @@ class WatchLoop<T> {
       );
       this.lastContact = this.#clock();
       this.setHealth({ state: "watching" });
-      opened();
       await readEvents(res.body!, maxEventBytes, path, () => {
         rearm();
         this.lastContact = this.#clock();
-      }, (event) => this.handle(event));
+      }, (line) => {
+        let event: WatchEvent;
+        try {
+          event = decode(line, client.budget, path, this.#event) as WatchEvent;
+        } catch (err) {
+          throw this.unreadable(err);
+        }
+        this.handle(event);
+        progressed();
+      }).catch((err) => {
+        throw this.unreadable(err);
+      });
     } finally {
       clearTimeout(idle);
     }
   }
 
+  /** An error reading an event: when the event itself cannot be read, the next round lists again. */
+  unreadable(err: unknown): unknown {
+    if (err instanceof KubeApiError && UNREADABLE.has(err.reason) && err.status === 0) {
+      this.resourceVersion = undefined;
+    }
+    return err;
+  }
+
   /** Applies one watch event: an object added, changed or deleted, a bookmark, or an error (410: relist). */
-  handle(event: { type?: string; object?: unknown }): void {
+  handle(event: WatchEvent): void {
     if (event.type === "ERROR") {
       const status = event.object as { code?: number; reason?: string; message?: string } | undefined;
       if (status?.code === 410) throw new Gone();
@@ -335,37 +377,24 @@ class WatchLoop<T> {
   }
 }
 
+/** Why an event could not be read (the client's own reasons, status 0): over the cap, too costly, not JSON. */
+const UNREADABLE = new Set(["TooLarge", "TooCostly", "BadResponse"]);
+
 /**
- * Reads a watch stream's events, one JSON object per line, each at most `maxEventBytes`. A TextDecoder rather than
- * a TextDecoderStream, and a small buffer of our own: one watch per tenant waits on a read all the time, and each
- * piped stream or default read buffer costs memory.
+ * The largest watch event read from the management API server: an object of the API server's 3 MiB request limit
+ * (etcd keeps 1.5 MiB), as JSON. A collection of objects a team writes is watched with it: an event past a
+ * smaller cap would be read only by listing again.
  */
-async function readEvents(
-  body: ReadableStream<Uint8Array>,
-  maxEventBytes: number,
-  path: string,
-  onBytes: () => void,
-  onEvent: (event: { type?: string; object?: unknown }) => void,
-): Promise<void> {
-  const reader = chunkReader(body);
-  const decoder = new TextDecoder();
-  let buffer = "";
-  const tooLarge = async () => {
-    await reader.cancel();
-    return new KubeApiError(0, "TooLarge", `watch event over ${maxEventBytes} bytes`, path);
-  };
-  for (;;) {
-    const value = await reader.read();
-    if (!value) return;
-    onBytes();
-    buffer += decoder.decode(value, { stream: true });
-    let nl: number;
-    while ((nl = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      if (line.length > maxEventBytes) throw await tooLarge();
-      if (line.trim()) onEvent(JSON.parse(line));
-    }
-    if (buffer.length > maxEventBytes) throw await tooLarge();
-  }
-}
+export const API_OBJECT_EVENT_BYTES = 4 * 1024 * 1024;
+
+/** A watch event as the projection keeps it. */
+type WatchEvent = { type?: string; object?: unknown };
+type ListPageOf = { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
+
+/** What a watch reads of every object, whatever else its projection keeps: where it is, and its version. */
+const IDENTITY = members({
+  metadata: members({ name: bounded(253), namespace: bounded(253), resourceVersion: bounded(64) }),
+});
+
+/** What an ERROR event's Status says. */
+const STATUS = members({ code: WHOLE, reason: bounded(256), message: bounded(4096) });

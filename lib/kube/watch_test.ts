@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createKubeClient } from "./client.ts";
 import { kubeconfigConnection } from "./config.ts";
 import { startWatch, type WatchHealth } from "./watch.ts";
+import { createHeapBudget, members, WHOLE } from "../foreign/mod.ts";
 
 const svc = (name: string, rv: string) => ({ metadata: { namespace: "a", name, resourceVersion: rv } });
 
@@ -185,5 +186,134 @@ Deno.test("startWatch: between failed reconnects the watch is never reported hea
   } finally {
     await w.stop();
     await fake.server.shutdown();
+  }
+});
+
+/**
+ * A collection as a real API server serves it (issue #55): a watch from a resourceVersion before an object's change
+ * always sends that change first, so a watch that cannot read the event and resumes from the same version meets it
+ * again, for ever. A list brings the object (in a page of what fits) and a version past it.
+ */
+function collectionServer(event: string) {
+  const requests: string[] = [];
+  let lists = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    const url = new URL(req.url);
+    requests.push(url.search);
+    if (url.searchParams.get("watch") !== "1") {
+      const after = lists++ > 0;
+      return Response.json({
+        items: after ? [svc("one", "1"), svc("big", "11")] : [svc("one", "1")],
+        metadata: { resourceVersion: after ? "12" : "10" },
+      });
+    }
+    const from = Number(url.searchParams.get("resourceVersion"));
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        const send = (line: string) => c.enqueue(new TextEncoder().encode(line + "\n"));
+        if (from < 11) send(event);
+        send(JSON.stringify({ type: "ADDED", object: svc("three", "13") }));
+        c.close();
+      },
+    });
+    return new Response(body);
+  });
+  return { server, requests, url: `http://127.0.0.1:${server.addr.port}` };
+}
+
+Deno.test("startWatch: an event it cannot read is never resumed onto: it relists, and follows what comes after", async (t) => {
+  const unreadable = {
+    "over the event cap": JSON.stringify({
+      type: "MODIFIED",
+      object: { ...svc("big", "11"), pad: "x".repeat(5000) },
+    }),
+    "not JSON": `{"type":"MODIFIED","object":${JSON.stringify(svc("big", "11")).slice(0, -1)}`,
+  };
+  for (const [why, event] of Object.entries(unreadable)) {
+    await t.step(why, async () => {
+      const fake = collectionServer(event);
+      const w = startWatch({
+        client: createKubeClient({ server: fake.url }),
+        path: "/api/v1/services",
+        select: (raw) => (raw as { metadata: { name: string } }).metadata.name,
+        maxEventBytes: 1000,
+        backoffMs: 5,
+        random: () => 1,
+      });
+      try {
+        for (let i = 0; i < 500 && !w.items.has("a/three"); i++) await new Promise((r) => setTimeout(r, 10));
+        const resumed = fake.requests.filter((r) => r.endsWith("resourceVersion=10")).length;
+        assert.ok(
+          w.items.has("a/three"),
+          `the change after it applied (${resumed} watches resumed before it)`,
+        );
+        assert.ok(w.items.has("a/big"), "the object read by the list");
+        assert.equal(w.resourceVersion, "13");
+      } finally {
+        await w.stop();
+        await fake.server.shutdown();
+      }
+    });
+  }
+});
+
+Deno.test("startWatch: a watch that opens and fails before it reads anything backs off like any failure", async () => {
+  // Every watch opens, then sends a line that is not JSON: were an opened watch a success, every reconnect would be
+  // a first attempt, at once.
+  const fake = fakeServer({
+    pages: [{ items: [svc("one", "1")] }],
+    watches: Array.from({ length: 50 }, () => (send: (line: string) => void) => send("{not json")),
+  });
+  const attempts: number[] = [];
+  const w = startWatch({
+    client: createKubeClient({ server: fake.url }),
+    path: "/api/v1/services",
+    select: (raw) => raw,
+    backoffMs: 1,
+    maxBackoffMs: 8,
+    random: () => 1,
+    onHealth: (h) => h.state === "failing" && attempts.push(h.attempts),
+  });
+  try {
+    for (let i = 0; i < 500 && attempts.length < 4; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(attempts.slice(0, 4), [1, 2, 3, 4]);
+  } finally {
+    await w.stop();
+    await fake.server.shutdown();
+  }
+});
+
+Deno.test("startWatch: a page of more objects than the watch keeps builds no more of them than it keeps", async () => {
+  // A tenant's page of 100,000 objects (8 MiB of `{}` ended the reporter): a watch that keeps at most 10 objects
+  // reads 11 of them (the 11th says it overflowed) and skips the rest unbuilt, within a budget that could not hold
+  // them all.
+  const items = Array.from({ length: 100_000 }, (_, i) => `{"metadata":{"name":"s${i}"}}`).join(",");
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req) =>
+      new URL(req.url).searchParams.get("watch") === "1"
+        ? new Response(new ReadableStream({ start() {} }))
+        : new Response(`{"metadata":{"resourceVersion":"1"},"items":[${items}]}`),
+  );
+  const budget = createHeapBudget({
+    share: 1,
+    maxInFlight: 1024 * 1024,
+    heapLimit: () => 1 << 30,
+    heapUsed: () => 0,
+  });
+  const w = startWatch({
+    client: createKubeClient({ server: `http://127.0.0.1:${server.addr.port}` }, { budget }),
+    path: "/api/v1/services",
+    projection: members({ metadata: members({ name: WHOLE }) }),
+    select: (raw) => raw,
+    maxItems: 10,
+  });
+  try {
+    for (let i = 0; i < 500 && !w.synced; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(w.synced, "listed");
+    assert.equal(w.overflow, true);
+  } finally {
+    await w.stop();
+    await server.shutdown();
   }
 });

@@ -57,7 +57,8 @@ export function classifyTenantError(err: unknown, forbidden: string): Classified
   if (err.status === 0 && err.reason === "Timeout") {
     return { reason: "Timeout", message: "the tenant's API server did not answer in time" };
   }
-  if (err.status === 0 && err.reason === "TooLarge") {
+  // Too costly: within the caps, but more than the heap budget can hold parsed (8 MiB of `{}`): too large as well.
+  if (err.status === 0 && (err.reason === "TooLarge" || err.reason === "TooCostly")) {
     return {
       reason: "TooLarge",
       message: "the tenant's API server answered with more than the reporter reads of one answer",

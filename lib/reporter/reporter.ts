@@ -6,7 +6,8 @@
  * @module
  */
 import client from "prom-client";
-import { type FullKubeClient, startWatch } from "../kube/mod.ts";
+import { API_OBJECT_EVENT_BYTES, type FullKubeClient, startWatch, type Watcher } from "../kube/mod.ts";
+import { bounded, members, type Projection } from "../foreign/mod.ts";
 import { type KubeconfigLocation, reportedTenants, type Tenant } from "./tenants.ts";
 import { leaseName, liveMembers, MEMBER_LABEL, memberLease, ownerOf } from "./shards.ts";
 import { FIELD_MANAGER, startTenant, type TenantContext, type TenantWorker } from "./tenant.ts";
@@ -76,6 +77,25 @@ export function createLimiter(max: number): <T>(call: () => Promise<T>) => Promi
 
 const GROUP_PATH = "/apis/butler.butlerlabs.dev/v1alpha1";
 const STATES = ["Connecting", "Watching", ...UNREADABLE_STATES];
+
+/**
+ * What is read of a TenantCluster or ProviderConfig at all: what {@linkcode slim} keeps, each part bounded. A team's
+ * free-form values and annotations are skipped in the bytes, never parsed (issue #55).
+ */
+const SLIM: Projection = members({
+  metadata: members({
+    namespace: bounded(256),
+    name: bounded(256),
+    uid: bounded(64),
+    deletionTimestamp: bounded(64),
+  }),
+  spec: members({ providerConfigRef: bounded(4096), network: bounded(64 * 1024) }),
+  status: members({
+    effective: members({ providerConfigRef: bounded(4096) }),
+    loadBalancer: members({ addresses: bounded(256 * 1024) }),
+    ipam: members({ unusedSince: bounded(256 * 1024) }),
+  }),
+});
 
 /** Keeps what {@linkcode reportedTenants} reads of a TenantCluster or ProviderConfig, nothing else. */
 function slim(raw: unknown): unknown {
@@ -241,18 +261,16 @@ export function startReporter(options: ReporterOptions): Reporter {
     onError: (err) => log({ msg: "reconcile failed", error: String(err) }),
   });
   const schedule = () => reconciles.request();
-  const tcs = startWatch({
-    client: kube,
-    path: `${GROUP_PATH}/tenantclusters`,
-    select: slim,
-    onChange: schedule,
-  });
-  const pcs = startWatch({
-    client: kube,
-    path: `${GROUP_PATH}/providerconfigs`,
-    select: slim,
-    onChange: schedule,
-  });
+  const [tcs, pcs] = ["tenantclusters", "providerconfigs"].map((resource) =>
+    startWatch({
+      client: kube,
+      path: `${GROUP_PATH}/${resource}`,
+      projection: SLIM,
+      select: slim,
+      maxEventBytes: API_OBJECT_EVENT_BYTES,
+      onChange: schedule,
+    })
+  ) as [Watcher<unknown>, Watcher<unknown>];
 
   async function reconcile(): Promise<void> {
     if (stopped || !tcs.synced || !pcs.synced) return;

@@ -11,12 +11,11 @@ import {
   createKubeClient,
   type FullKubeClient,
   KubeApiError,
-  kubeconfigConnection,
   type KubeConnection,
   startWatch,
   type Watcher,
 } from "../kube/mod.ts";
-import { decodeBase64 } from "../encoding/base64.ts";
+import { kubeconfigSecret, SERVICE, tenantConnection } from "./views.ts";
 import {
   type FactResult,
   INVENTORY_LIMITS,
@@ -215,9 +214,11 @@ class TenantLoop {
   async #connect(): Promise<void> {
     const ctx = this.#ctx;
     this.#recheckAt = Date.now() + recheckDelayMs("none", ctx.kubeconfigRecheckSeconds);
-    let secret: { metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined;
+    let secret: { metadata?: { resourceVersion?: string }; data?: Record<string, unknown> } | undefined;
     try {
-      secret = await ctx.limit(() => ctx.kube.get(this.#secretPath)) as typeof secret;
+      secret = await ctx.limit(() =>
+        ctx.kube.get(this.#secretPath, { projection: kubeconfigSecret(this.tenant.secretKey) })
+      ) as typeof secret;
     } catch (err) {
       ctx.log({ msg: "cannot read the kubeconfig Secret", tenant: this.tenant.key, error: String(err) });
       this.#recheckSooner("troubled");
@@ -230,29 +231,14 @@ class TenantLoop {
     }
     this.#secretVersion = version;
     await this.#stopWatch();
-    const key = this.tenant.secretKey;
-    const encoded = secret?.data?.[key];
-    if (!secret || encoded === undefined) {
-      this.#problem = {
-        state: "KubeconfigMissing",
-        message: secret ? `${this.#secretRef} has no key "${key}"` : `${this.#secretRef} not found`,
-      };
+    const read = tenantConnection(secret, this.tenant.secretKey, this.#secretRef, ctx.kube.budget);
+    if (read === "later") this.#secretVersion = undefined;
+    if (read === "later" || "state" in read) {
+      if (read !== "later") this.#problem = read;
       this.#recheckSooner("troubled");
       return;
     }
-    try {
-      const text = new TextDecoder().decode(decodeBase64(encoded));
-      this.#connection = kubeconfigConnection(text, `${this.#secretRef} key "${key}"`, undefined, {
-        requireTls: true,
-      });
-    } catch (err) {
-      this.#problem = {
-        state: "KubeconfigInvalid",
-        message: err instanceof Error ? err.message : String(err),
-      };
-      this.#recheckSooner("troubled");
-      return;
-    }
+    this.#connection = read.connection;
     this.#problem = undefined;
     this.#watchServices(this.#connection);
   }
@@ -260,11 +246,17 @@ class TenantLoop {
   /** Watches the tenant's Services through its kubeconfig. */
   #watchServices(connection: KubeConnection): void {
     // A tenant answers what it likes: every answer is capped (list pages and watch events by the watch itself).
-    const client = createKubeClient(connection, { retries: 0, maxResponseBytes: TENANT_ANSWER_BYTES });
+    // The process's one heap budget: every tenant's answers are charged to it before they are parsed.
+    const client = createKubeClient(connection, {
+      retries: 0,
+      maxResponseBytes: TENANT_ANSWER_BYTES,
+      budget: this.#ctx.kube.budget,
+    });
     this.#tenantClient = client;
     this.#watcher = startWatch({
       client,
       path: "/api/v1/services",
+      projection: SERVICE,
       select: (raw) => {
         const fact = serviceFact(raw);
         return fact.kind === "ignored" ? undefined : fact;

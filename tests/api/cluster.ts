@@ -318,7 +318,7 @@ export function spawnLogged(
 }
 
 /** The admin token of the test cluster (from its kubeconfig). */
-function adminToken(): string {
+export function adminToken(): string {
   const config = parse(Deno.readTextFileSync(cluster().kubeconfig)) as {
     users: { user: { token: string } }[];
   };

@@ -10,6 +10,7 @@ import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { CAPACITY_EVENTS } from "../../hooks/networkpool/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { createApp } from "../../lib/http/mod.ts";
+import { createHeapBudget } from "../../lib/foreign/mod.ts";
 import { startReporter } from "../../lib/reporter/mod.ts";
 import { runCommand } from "../../lib/testing/mod.ts";
 import client from "prom-client";
@@ -55,6 +56,7 @@ async function exposedNames(): Promise<Set<string>> {
       apply: () => Promise.resolve({}),
       remove: () => Promise.resolve(),
       stream: () => Promise.reject(new Error("no watch in this test")),
+      budget: createHeapBudget(),
     },
     identity: "monitoring-test",
     namespace: "butler-system",

@@ -9,12 +9,7 @@
  */
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import assert from "node:assert/strict";
-import {
-  createKubeCache,
-  createKubeClient,
-  type FullKubeClient,
-  type KubeCache,
-} from "../../lib/kube/mod.ts";
+import { createKubeCache, createKubeClient, type KubeCache } from "../../lib/kube/mod.ts";
 import { ADMISSION_CACHE } from "../../lib/api/mod.ts";
 import { SETTLE_AFTER_SECONDS } from "../../hooks/tenantcluster/reservations.ts";
 import {
@@ -29,6 +24,7 @@ import {
   shippedAdmissionObjects,
   untilRun,
 } from "./cluster.ts";
+import { lagging } from "./lagging.ts";
 
 // deno-lint-ignore no-explicit-any
 type Obj = Record<string, any>;
@@ -63,45 +59,6 @@ async function setLimits(team: string, resourceLimits: Obj): Promise<void> {
     "-p",
     JSON.stringify({ spec: { resourceLimits } }),
   ]);
-}
-
-/**
- * A client whose watch events arrive `ms` late, each at its own time plus `ms` (a cache that lags, not one that
- * slows down).
- */
-function lagging(client: FullKubeClient, ms: number): FullKubeClient {
-  return {
-    ...client,
-    async stream(path, signal) {
-      const res = await client.stream(path, signal);
-      if (!path.includes("watch=1")) return res;
-      const reader = res.body!.getReader();
-      const later = (f: () => void) =>
-        setTimeout(() => {
-          try {
-            f();
-          } catch { /* cancelled */ }
-        }, ms);
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          (async () => {
-            try {
-              for (;;) {
-                const { done, value } = await reader.read();
-                if (done) break;
-                later(() => controller.enqueue(value));
-              }
-              later(() => controller.close());
-            } catch (err) {
-              later(() => controller.error(err));
-            }
-          })();
-        },
-        cancel: () => reader.cancel(),
-      });
-      return new Response(body, { status: res.status, headers: res.headers });
-    },
-  };
 }
 
 /** Fires `CONTENDERS` creates at once; returns how many were admitted and the refusals' messages. */

@@ -125,6 +125,17 @@ export async function ready(s: Started): Promise<boolean> {
   }
 }
 
+/** What `/readyz` of a started service answers now: its status and body. */
+export async function readyz(s: Started): Promise<string> {
+  const c = Deno.createHttpClient({ caCerts: [pki("ca.crt")] });
+  try {
+    const res = await fetch(`${s.hooks}/readyz`, { client: c });
+    return `${res.status} ${await res.text()}`;
+  } finally {
+    c.close();
+  }
+}
+
 /** An HTTPS client trusting the control plane's CA, presenting the client pair `as` (`metacontroller`, ...). */
 export function client(as?: string): Deno.HttpClient {
   return Deno.createHttpClient({

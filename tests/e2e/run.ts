@@ -51,7 +51,8 @@ const hooks = await startHookService({
   log: `${plane.dir}/hooks.log`,
   testEnv: { TEST_SHRINK_GRACE_SECONDS: "20" },
 });
-await waitHttp(`https://127.0.0.1:${hookPort}/readyz`, `${plane.dir}/ca.crt`);
+// Listening: it is ready once its admission cache can list, which Butler's RBAC, installed below, allows.
+await waitHttp(`https://127.0.0.1:${hookPort}/healthz`, `${plane.dir}/ca.crt`);
 
 // Measuring Metacontroller's own flags (its client rate limit, say): METACONTROLLER_ARGS="--client-go-qps=50".
 const mc = startMetacontroller(

@@ -65,7 +65,8 @@ const hooks = await startHookService({
   kubeconfig: hooksKubeconfig,
   log: `${plane.dir}/hooks.log`,
 });
-await waitHttp(`https://127.0.0.1:${hookPort}/readyz`, `${plane.dir}/ca.crt`);
+// Listening: it is ready once its admission cache can list, which Butler's RBAC, installed below, allows.
+await waitHttp(`https://127.0.0.1:${hookPort}/healthz`, `${plane.dir}/ca.crt`);
 const mc = startMetacontroller(metacontroller, plane.dir, `${plane.dir}/metacontroller.log`);
 await installArgoCd(argo);
 const argocd = startArgoCd(argo, plane, await kustomizeBinary());

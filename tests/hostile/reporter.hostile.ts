@@ -6,22 +6,11 @@
  * must stay up within its memory limit, and each tenant's LoadBalancerInventory must say why in fixed words.
  */
 import assert from "node:assert/strict";
-import { parse } from "yaml";
 import { REPORTER_BINDING } from "../../hooks/team/mod.ts";
 import { b64 } from "../api/tenant.ts";
-import {
-  api,
-  cluster,
-  denoDir,
-  freePort,
-  installManifests,
-  kubectlOk,
-  mapShipped,
-  ROOT,
-  spawnLogged,
-  tokenKubeconfig,
-} from "../api/cluster.ts";
+import { api, cluster, installManifests, kubectlOk, ROOT, tokenKubeconfig } from "../api/cluster.ts";
 import { record, residentPeak } from "./measure.ts";
+import { installReporterRbac, shippedReporter } from "./processes.ts";
 
 const NS = "team-hostile-tenants";
 const PC = "hostile-elastic";
@@ -143,13 +132,7 @@ Deno.test("the LoadBalancer reporter against hostile tenants", async (t) => {
   const pc = Deno.readTextFileSync(`${ROOT}/examples/providerconfigs/proxmox-elastic.yaml`)
     .replace("name: proxmox-elastic", `name: ${PC}`);
   await kubectlOk(["apply", "-f", "-"], { stdin: pc });
-  await kubectlOk([
-    "apply",
-    "-f",
-    `${ROOT}/manifests/components/reporter/serviceaccount.yaml`,
-    "-f",
-    `${ROOT}/manifests/components/reporter/rbac.yaml`,
-  ]);
+  await installReporterRbac();
   await kubectlOk(["apply", "-f", "-"], {
     stdin: JSON.stringify({
       apiVersion: "rbac.authorization.k8s.io/v1",
@@ -187,40 +170,8 @@ Deno.test("the LoadBalancer reporter against hostile tenants", async (t) => {
   }
 
   // The reporter as shipped: its args, its environment (the heap cap among it), a token of its ServiceAccount.
-  const dir = await Deno.makeTempDir();
-  const token =
-    (await kubectlOk(["create", "token", "butler-reporter", "-n", "butler-system", "--duration=1h"]))
-      .trim();
-  Deno.writeTextFileSync(
-    `${dir}/kubeconfig`,
-    tokenKubeconfig(cluster().server, token, { caData: b64(pki("ca.crt")) }),
-  );
-  const container =
-    (parse(Deno.readTextFileSync(`${ROOT}/manifests/components/reporter/deployment.yaml`)) as {
-      spec: {
-        template: { spec: { containers: { args: string[]; env: { name: string; value?: string }[] }[] } };
-      };
-    }).spec.template.spec.containers[0]!;
-  const cache = await denoDir();
-  const args = container.args.map((a) =>
-    mapShipped(a, [["/var/run/secrets/kubernetes.io/serviceaccount", dir], ["/deno-dir", cache], [
-      "/app",
-      ROOT,
-    ]])
-  );
-  const env = Object.fromEntries(
-    container.env.flatMap((e) => e.value === undefined ? [] : [[e.name, e.value]]),
-  );
-  const log = `${dir}/reporter.log`;
-  const child = spawnLogged([Deno.execPath(), ...args], log, {
-    ...env,
-    KUBECONFIG: `${dir}/kubeconfig`,
-    HOSTNAME: "hostile-reporter",
-    POD_NAMESPACE: "butler-system",
-    HOST: "127.0.0.1",
-    PORT: String(freePort()),
-    KUBECONFIG_RECHECK_SECONDS: "5",
-  });
+  const reporter = await (await shippedReporter({ KUBECONFIG_RECHECK_SECONDS: "5" }))();
+  const child = reporter.child;
   let exited = false;
   child.status.then(() => exited = true);
 
@@ -272,7 +223,7 @@ Deno.test("the LoadBalancer reporter against hostile tenants", async (t) => {
     tenants: seen,
   });
 
-  await t.step("the reporter never ended", () => assert.ok(alive, Deno.readTextFileSync(log).slice(-3000)));
+  await t.step("the reporter never ended", () => assert.ok(alive, reporter.log().slice(-3000)));
   await t.step(
     "its resident memory stayed within its limit (320Mi)",
     () => assert.ok(peak < limit, `${peak}`),

@@ -9,145 +9,26 @@
  * the peak resident memory against the pod's limit, and each hostile answer against what is right for it.
  */
 import assert from "node:assert/strict";
-import { teamShapeSyncBody } from "../../bench/team_data.ts";
-import { cluster, installManifests, kubectlOk } from "../api/cluster.ts";
-import { client, ready, shippedServiceDir, type Started, startShipped } from "../api/shipped.ts";
 import { startAttacker } from "./attacker.ts";
-import { percentile, record, residentPeak } from "./measure.ts";
+import {
+  benignCalls,
+  latencySummary,
+  type Loop,
+  POD_LIMIT_BYTES,
+  readinessProbe,
+  startWithBenignTeam,
+} from "./benign.ts";
+import { record, residentPeak } from "./measure.ts";
 
 const QUIET_MS = 12_000;
 const ATTACK_MS = 30_000;
 const ROUND_MS = 3_000;
 const SLOW_BODIES = 16;
-/** The hook Deployment's memory limit (manifests/hooks/deployment.yaml): 768Mi. */
-const POD_LIMIT_BYTES = 768 * 1024 * 1024;
-
-const fixture = (name: string) =>
-  JSON.parse(Deno.readTextFileSync(new URL(`../fixtures/${name}`, import.meta.url)));
-
-/** The benign team of the dry-run review fixture: its Team, namespace, ProviderConfig and clusters. */
-async function benignTeam(): Promise<Record<string, unknown>> {
-  const reads = fixture("tenantcluster/admission/payments-dry-run-writes-nothing/reads.json") as Record<
-    string,
-    { items?: unknown[]; metadata?: Record<string, unknown> }
-  >;
-  const strip = (o: Record<string, unknown>) => {
-    const { metadata, status: _status, ...rest } = o as {
-      metadata: Record<string, unknown>;
-      status?: unknown;
-    };
-    const { resourceVersion: _rv, uid: _uid, creationTimestamp: _c, ...meta } = metadata;
-    return { ...rest, metadata: meta };
-  };
-  const objects = Object.values(reads).flatMap((r) => r.items ?? [r]) as Record<string, unknown>[];
-  await kubectlOk(["apply", "-f", "-"], {
-    stdin: JSON.stringify({
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: "team-payments", labels: { "butler.butlerlabs.dev/team": "payments" } },
-    }),
-  });
-  for (const o of objects) await kubectlOk(["apply", "-f", "-"], { stdin: JSON.stringify(strip(o)) });
-  return fixture("tenantcluster/admission/payments-dry-run-writes-nothing/request.json");
-}
-
-interface Loop {
-  readonly latencies: { at: number; ms: number }[];
-  readonly failures: string[];
-  stop(): Promise<void>;
-}
-
-/** Sends `body` to `url` one call after another until stopped, recording latency and non-200 answers. */
-function benignLoop(url: string, body: () => Uint8Array, as?: string): Loop {
-  const c = client(as);
-  const latencies: { at: number; ms: number }[] = [];
-  const failures: string[] = [];
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      const started = performance.now();
-      try {
-        const res = await fetch(url, {
-          client: c,
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: body() as Uint8Array<ArrayBuffer>,
-          signal: AbortSignal.timeout(20_000),
-        });
-        const text = await res.text();
-        if (res.status !== 200) failures.push(`${res.status} ${text.slice(0, 200)}`);
-      } catch (err) {
-        failures.push(String(err));
-      }
-      latencies.push({ at: started, ms: performance.now() - started });
-    }
-  })();
-  return {
-    latencies,
-    failures,
-    async stop() {
-      running = false;
-      await done;
-      c.close();
-    },
-  };
-}
-
-/** Probes `/readyz` every 250 ms until stopped; counts the answers that are not 200. */
-function readinessProbe(service: Started) {
-  const c = client();
-  let probes = 0;
-  const failed: string[] = [];
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      probes++;
-      try {
-        const res = await fetch(`${service.hooks}/readyz`, { client: c, signal: AbortSignal.timeout(2000) });
-        const text = await res.text();
-        if (res.status !== 200) failed.push(`${res.status} ${text}`);
-      } catch (err) {
-        failed.push(String(err));
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  })();
-  return {
-    get probes() {
-      return probes;
-    },
-    failed,
-    async stop() {
-      running = false;
-      await done;
-      c.close();
-    },
-  };
-}
 
 Deno.test("the hook service under a hostile corpus", async (t) => {
-  await installManifests();
-  const reviewFixture = await benignTeam();
-  const { dir } = await shippedServiceDir();
-  const service = await startShipped(dir, new URL(cluster().server).host);
-  let exited = false;
-  service.child.status.then(() => exited = true);
-  assert.ok(await ready(service), service.log());
+  const { service, reviewFixture, exited } = await startWithBenignTeam();
 
-  const teamBody = new TextEncoder().encode(teamShapeSyncBody({
-    users: 10,
-    groups: 0,
-    environments: 2,
-    environmentUsers: 2,
-    environmentGroups: 0,
-  }, 20));
-  const reviewBody = () =>
-    new TextEncoder().encode(JSON.stringify({
-      ...reviewFixture,
-      request: { ...(reviewFixture as { request: object }).request, uid: crypto.randomUUID() },
-    }));
-  const hooks = benignLoop(`${service.hooks}/hooks/team/sync`, () => teamBody, "metacontroller");
-  const reviews = benignLoop(`${service.webhooks}/webhooks/validate/tenantcluster`, reviewBody);
+  const { hooks, reviews } = benignCalls(service, reviewFixture);
   const probe = readinessProbe(service);
 
   const started = performance.now();
@@ -164,23 +45,10 @@ Deno.test("the hook service under a hostile corpus", async (t) => {
   }, { started: () => attackFrom = performance.now(), ended: () => attackTo = performance.now() });
   await Promise.all([hooks.stop(), reviews.stop(), probe.stop()]);
   const peak = residentPeak(service.child.pid);
-  const alive = !exited;
+  const alive = !exited();
   const status = await service.stop();
 
-  const phase = (l: Loop, from: number, to: number) => l.latencies.filter((x) => x.at >= from && x.at < to);
-  const summary = (l: Loop) => {
-    const quiet = phase(l, started + 2000, attackFrom).map((x) => x.ms);
-    const under = phase(l, attackFrom, attackTo).map((x) => x.ms);
-    const q = percentile(quiet, 99);
-    const a = percentile(under, 99);
-    return {
-      calls: { quiet: quiet.length, attack: under.length },
-      failures: l.failures.length,
-      p99Ms: { quiet: +q.toFixed(1), attack: +a.toFixed(1) },
-      p50Ms: { quiet: +percentile(quiet, 50).toFixed(1), attack: +percentile(under, 50).toFixed(1) },
-      ratio: +(a / q).toFixed(2),
-    };
-  };
+  const summary = (l: Loop) => latencySummary(l, [started + 2000, attackFrom], [attackFrom, attackTo]);
   const result = {
     processExits: alive ? 0 : 1,
     exitCodeAtShutdown: status.code,

@@ -5,7 +5,9 @@
  * error) is answered with its children kept and a `HookStopped` condition, while other parents keep converging.
  */
 import assert from "node:assert/strict";
-import { createApp, createWorkerPool, spawnIsolate } from "../../lib/http/mod.ts";
+import { createApp } from "../../lib/http/mod.ts";
+import { createWorkerPool, spawnIsolate } from "../../lib/isolation/mod.ts";
+import { createHeapBudget } from "../../lib/foreign/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { TEST_EPOCH } from "../../lib/testing/mod.ts";
@@ -165,4 +167,49 @@ Deno.test("a body whose parse could not fit the worker's heap is refused before 
     assert.equal(pool.stats().unavailable, 0);
     assert.equal((await post("/hooks/faulty/sync", syncBody("after"))).status, 200);
   });
+});
+
+Deno.test("a hook call's parent is known before its body is parsed, so a parse that fails poisons it", async (t) => {
+  // The parent first, then 4 MB of empty objects among the related ones: 350 MB of heap to parse, over the budget.
+  // Before issue #55 the parent was known only once the body was parsed and checked, so a body whose parse never
+  // finished (out of heap, or past the deadline) was charged to no parent and never poisoned.
+  const hostile = syncBody("hostile").replace(
+    '"related":{}',
+    `"related":{"x":[${"{},".repeat(1_400_000)}{}]}`,
+  );
+  const started: string[] = [];
+  let poisoned = false;
+  const note = { failure: "deadline" as const, count: 2, until: TEST_EPOCH.getTime() + 600_000 };
+  const { app } = createApp({
+    ...init,
+    routes: [...HOOK_ROUTES, registerFaultyRoutes],
+    clock: () => TEST_EPOCH,
+    heapBudget: createHeapBudget({ maxInFlight: 32 << 20 }),
+    poison: { started: (key) => started.push(key), note: () => poisoned ? note : undefined },
+  });
+  const post = async () => {
+    const res = await app.request("/hooks/faulty/sync", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: hostile,
+    });
+    return { status: res.status, json: await res.json() };
+  };
+  await t.step("told to the pool before the parse is refused", async () => {
+    assert.equal((await post()).status, 413);
+    assert.deepEqual(started, ["/hooks/faulty/sync uid-hostile 1"]);
+  });
+  await t.step(
+    "poisoned: answered from the bytes it needs, its children kept, the body never parsed whole",
+    async () => {
+      poisoned = true;
+      const res = await post();
+      assert.equal(res.status, 200);
+      const ready = (res.json.status as { conditions: { type: string; reason: string }[] }).conditions[0]!;
+      assert.equal(ready.reason, "HookStopped");
+      assert.deepEqual((res.json.children as { metadata: { name: string } }[]).map((c) => c.metadata.name), [
+        "keep",
+      ]);
+    },
+  );
 });

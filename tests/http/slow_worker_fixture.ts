@@ -2,7 +2,7 @@
  * A hook worker for the deadline test: it speaks the pool's protocol and, asked to `spin`, keeps its thread busy
  * for a second (as a pathological hook input would) before answering; anything else is answered at once.
  */
-import type { FromWorker, ToWorker } from "../../lib/http/mod.ts";
+import type { FromWorker, ToWorker } from "../../lib/isolation/mod.ts";
 
 const scope = self as unknown as {
   postMessage(m: FromWorker): void;

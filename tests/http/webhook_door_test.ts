@@ -7,13 +7,21 @@
  */
 import assert from "node:assert/strict";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
-import { createApp, createHeapBudget, jsonHeapEstimate } from "../../lib/http/mod.ts";
+import { createApp } from "../../lib/http/mod.ts";
+import { createHeapBudget, jsonHeapEstimate } from "../../lib/foreign/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { TEST_EPOCH } from "../../lib/testing/mod.ts";
+import { heldKube } from "./listener_helpers.ts";
 
 const MIB = 1024 * 1024;
 const review = Deno.readTextFileSync(
   new URL("../fixtures/providerconfig/admission/update-reads-nothing/request.json", import.meta.url),
+);
+const deleteReview = Deno.readTextFileSync(
+  new URL(
+    "../fixtures/providerconfig/admission/delete-referenced-by-two-clusters/request.json",
+    import.meta.url,
+  ),
 );
 
 function app(options: Partial<Parameters<typeof createApp>[0]> = {}) {
@@ -99,26 +107,37 @@ Deno.test("a review's parse is charged to the heap budget before it happens", as
   });
 });
 
-Deno.test("the webhook door: reviews in at once and their bytes, answered 429 before the body is read", async (t) => {
-  await t.step("past the count", async () => {
-    const a = app({ webhookConcurrency: 1, webhookQueueBytes: 64 * MIB });
-    // A body that never ends holds the one place; the next review is refused at the door.
-    let hold!: ReadableStreamDefaultController<Uint8Array>;
-    const stream = new ReadableStream<Uint8Array>({ start: (c) => void (hold = c) });
-    const first = a.request("/webhooks/validate/providerconfig", {
-      method: "POST",
-      headers: { "content-type": "application/json", "content-length": "10" },
-      body: stream,
-    });
-    await new Promise((r) => setTimeout(r, 10));
-    const second = await post(a, review);
-    assert.equal(second.status, 429);
-    assert.equal(second.headers.get("retry-after"), "2");
-    assert.match((await second.json()).error, /^busy: 1 admission reviews in progress/);
-    hold.close();
-    await (await first).body?.cancel();
-    assert.equal((await post(a, review)).status, 200, "the place is given back");
-  });
+Deno.test("the webhook door: reviews decided at once, and large ones in a lane of their own", async (t) => {
+  await t.step(
+    "past the count: a place is held while a review is decided, never while its body trickles",
+    async () => {
+      const { kube, asked, answer } = heldKube();
+      const a = app({ webhookConcurrency: 1, webhookQueueBytes: 64 * MIB, kube });
+      // A body that never ends takes no place: a whole review is decided meanwhile.
+      let hold!: ReadableStreamDefaultController<Uint8Array>;
+      const trickling = a.request("/webhooks/validate/providerconfig", {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": "100" },
+        body: new ReadableStream<Uint8Array>({
+          start: (c) => void (hold = c, c.enqueue(new TextEncoder().encode("{"))),
+        }),
+      });
+      await new Promise((r) => setTimeout(r, 10));
+      assert.equal((await post(a, review)).status, 200, "a whole review is decided while a body trickles");
+      // A review waiting on the API holds the one place; the next is refused at the door.
+      const deciding = post(a, deleteReview);
+      while (asked() === 0) await new Promise((r) => setTimeout(r, 1));
+      const second = await post(a, review);
+      assert.equal(second.status, 429);
+      assert.equal(second.headers.get("retry-after"), "2");
+      assert.match((await second.json()).error, /^busy: 1 admission reviews in progress/);
+      answer();
+      await (await deciding).body?.cancel();
+      assert.equal((await post(a, review)).status, 200, "the place is given back");
+      hold.close();
+      await (await trickling).body?.cancel();
+    },
+  );
   await t.step("large reviews have a lane of their own: they never take the small ones' places", async () => {
     const a = app({ webhookConcurrency: 4, webhookQueueBytes: 64 * MIB });
     let hold!: ReadableStreamDefaultController<Uint8Array>;

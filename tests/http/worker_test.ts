@@ -6,13 +6,8 @@
 import assert from "node:assert/strict";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
-import {
-  createApp,
-  createWorkerPool,
-  type Offload,
-  spawnIsolate,
-  type WorkerLike,
-} from "../../lib/http/mod.ts";
+import { createApp } from "../../lib/http/mod.ts";
+import { createWorkerPool, type Offload, spawnIsolate, type WorkerLike } from "../../lib/isolation/mod.ts";
 import { discoverGoldenCases, TEST_EPOCH } from "../../lib/testing/mod.ts";
 import type { WorkerInit } from "../../worker.ts";
 
@@ -95,7 +90,7 @@ function heldOffload(
   return { offload, held, submitted: () => submitted };
 }
 
-Deno.test("a full pool: 429 with Retry-After before the body is read; readyz 503; healthz 200", async () => {
+Deno.test("a full pool: 429 with Retry-After, never queued; readyz 503; healthz 200", async () => {
   const { offload, held, submitted } = heldOffload(1);
   const { app } = createApp({ ...init, routes: HOOK_ROUTES, offload, retryAfterSeconds: 3 });
   const post = () =>
@@ -112,7 +107,7 @@ Deno.test("a full pool: 429 with Retry-After before the body is read; readyz 503
   assert.equal(res.status, 429);
   assert.equal(res.headers.get("retry-after"), "3");
   assert.match((await res.json()).error, /^busy: 1 hook requests running and 1 queued/);
-  assert.equal(submitted(), 2, "refused at the door: never read, never queued");
+  assert.equal(submitted(), 2, "refused at the door: never queued");
   for (const release of held) release();
   for (const r of await Promise.all(running)) assert.equal(r.status, 200);
   assert.equal((await app.request("/readyz")).status, 200);
@@ -120,32 +115,56 @@ Deno.test("a full pool: 429 with Retry-After before the body is read; readyz 503
   assert.equal(unknown.status, 404, "unknown routes are not offloaded");
 });
 
-Deno.test("the door counts bytes: small calls wait where a large one would pass the budget", async () => {
+Deno.test("the door counts large bodies' bytes as they arrive; small calls are never held by them", async () => {
   const { offload, held } = heldOffload(32);
-  const { app } = createApp({ ...init, routes: HOOK_ROUTES, offload, queueBytes: 1000 });
-  const post = (bytes: number) =>
-    app.request("/hooks/team/sync", {
+  const KIB = 1024;
+  const { app } = createApp({ ...init, routes: HOOK_ROUTES, offload, queueBytes: 200 * KIB });
+  const post = (bytes: number, chunked = false) => {
+    const text = " ".repeat(bytes - 2) + "{}";
+    return app.request("/hooks/team/sync", {
       method: "POST",
-      headers: { "content-type": "application/json", "content-length": String(bytes) },
-      body: " ".repeat(bytes - 2) + "{}",
+      headers: {
+        "content-type": "application/json",
+        ...(chunked ? {} : { "content-length": String(bytes) }),
+      },
+      body: chunked
+        ? new ReadableStream<Uint8Array>({
+          start(c) {
+            const bytes = new TextEncoder().encode(text);
+            for (let i = 0; i < bytes.length; i += 16 * KIB) c.enqueue(bytes.slice(i, i + 16 * KIB));
+            c.close();
+          },
+        })
+        : text,
     });
+  };
+  const waitHeld = async (n: number) => {
+    while (held.length < n) await new Promise((r) => setTimeout(r, 1));
+  };
   // Alone, a body over the budget still runs: the budget never starves a request that has the service to itself.
-  const alone = post(1500);
-  while (held.length < 1) await new Promise((r) => setTimeout(r, 1));
-  assert.equal((await post(10)).status, 429, "nothing more while the budget is spent");
-  held.shift()!();
-  assert.equal((await alone).status, 200);
-  // Ten small calls fit in 1,000 bytes at once; one more of 200 does not, and is refused unread.
-  const small = Array.from({ length: 10 }, () => post(90));
-  while (held.length < 10) await new Promise((r) => setTimeout(r, 1));
-  const over = await post(200);
-  assert.equal(over.status, 429);
-  assert.match((await over.json()).error, /^busy: 1 hook requests running and 9 queued/);
-  for (const release of held.splice(0)) release();
-  for (const r of await Promise.all(small)) assert.equal(r.status, 200);
+  const alone = post(300 * KIB);
+  await waitHeld(1);
+  const over = await post(100 * KIB);
+  assert.equal(over.status, 429, "nothing large more while the budget is spent");
+  assert.match((await over.json()).error, /^busy: 1 hook requests running and 0 queued/);
+  assert.equal((await post(100 * KIB, true)).status, 429, "a chunked one is counted as it arrives");
+  const small = post(10 * KIB);
+  await waitHeld(2);
+  held.splice(0).forEach((release) => release());
+  assert.deepEqual(
+    [(await alone).status, (await small).status],
+    [200, 200],
+    "a small call is not held by them",
+  );
+  // Two of 90 KiB fit in 200 KiB at once, chunked or not; a third does not.
+  const two = [post(90 * KIB), post(90 * KIB, true)];
+  await waitHeld(2);
+  assert.equal((await post(90 * KIB, true)).status, 429);
+  held.splice(0).forEach((release) => release());
+  for (const r of await Promise.all(two)) assert.equal(r.status, 200);
   // The budget is given back: the same call now gets in.
-  const again = post(200);
-  while (held.length < 1) await new Promise((r) => setTimeout(r, 1));
+  const again = post(90 * KIB, true);
+  await waitHeld(1);
   held.shift()!();
   assert.equal((await again).status, 200);
 });

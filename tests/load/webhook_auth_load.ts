@@ -12,7 +12,8 @@
  */
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
-import { createApp, serveTls } from "../../lib/http/mod.ts";
+import { createApp } from "../../lib/http/mod.ts";
+import { serve } from "../../lib/listener/mod.ts";
 import { numberFlag, stringFlag } from "./cli.ts";
 
 const reviews = numberFlag(Deno.args, "reviews", 2000);
@@ -91,13 +92,16 @@ async function listener(authenticated: boolean): Promise<{ base: string; stop: (
     separateWebhookListener: true,
     ...(authenticated ? { webhookClientNames: ["kube-apiserver-webhook-client"] } : {}),
   });
-  const server = serveTls({
+  const server = serve({
     hostname: "127.0.0.1",
     port: 0,
-    certFile: file("server.crt"),
-    keyFile: file("server.key"),
-    ...(authenticated ? { clientCaFile: file("ca.crt") } : {}),
-    reloadSeconds: 0,
+    limits: { maxConnections: 256, handshakeMs: 10_000, headerMs: 15_000, idleMs: 120_000, bodyMs: 10_000 },
+    tls: {
+      certFile: file("server.crt"),
+      keyFile: file("server.key"),
+      ...(authenticated ? { clientCaFile: file("ca.crt") } : {}),
+      reloadSeconds: 0,
+    },
     listener: "webhooks",
   }, (req, env) => app.fetch(req, env));
   const { port } = await server.ready;

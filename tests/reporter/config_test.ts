@@ -19,6 +19,25 @@ Deno.test("reporter configuration: defaults, and bad values named", async (t) =>
     assert.match(bad.message, /METRICS_AUTH must be "kubernetes" or "none"/);
   });
 
+  await t.step("its listener: 32 connections, headers within 10 s, kept alive 120 s", () => {
+    const r = loadReporterConfig({ HOSTNAME: "r" });
+    assert.ok(r.ok);
+    assert.deepEqual(r.config.connections, {
+      maxConnections: 32,
+      handshakeSeconds: 10,
+      headerSeconds: 10,
+      idleSeconds: 120,
+      bodySeconds: 10,
+    });
+    const set = loadReporterConfig({ HOSTNAME: "r", MAX_CONNECTIONS: "8", IDLE_TIMEOUT_SECONDS: "30" });
+    assert.ok(set.ok);
+    assert.equal(set.config.connections.maxConnections, 8);
+    assert.equal(set.config.connections.idleSeconds, 30);
+    const bad = loadReporterConfig({ HOSTNAME: "r", MAX_CONNECTIONS: "none" });
+    assert.ok(!bad.ok);
+    assert.match(bad.message, /MAX_CONNECTIONS must be an integer from 1 to 65536/);
+  });
+
   await t.step(
     "the idle heartbeat stays within the TenantCluster's 1,800 s and not below the short one",
     () => {

@@ -196,6 +196,8 @@ Deno.test("MetalLB: the outcome of an apply is a fixed, classified condition; th
   assert.equal(at("invalid peer certificate: UnknownIssuer").reason, "TLSError");
   assert.equal(at("operation timed out", "Timeout").reason, "Timeout");
   assert.equal(at("Connection refused (os error 111)").reason, "Unreachable");
+  // An answer within the caps whose parse the heap budget cannot hold (8 MiB of `{}`) is too large, as one past them.
+  assert.equal(at("8387650 bytes of JSON whose parse could need", "TooCostly").reason, "TooLarge");
   for (const c of [at("invalid peer certificate"), at("x", "Timeout"), at("refused")]) {
     assert.ok(!c.message.includes("tenant text"), c.message);
   }

@@ -124,8 +124,10 @@ const hooks = hookPorts.map(({ port, webhookPort }, i) =>
 for (const h of hooks) await h.start();
 const hookLb = balancer(hookPorts.map((p) => p.port));
 const webhookLb = balancer(hookPorts.map((p) => p.webhookPort));
-await waitHttp(`https://127.0.0.1:${hookLb.port}/readyz`, `${plane.dir}/ca.crt`, 30);
+// Listening; ready once their admission caches can list, which Butler's RBAC, installed next, allows.
+await waitHttp(`https://127.0.0.1:${hookLb.port}/healthz`, `${plane.dir}/ca.crt`, 30);
 await installButler(plane.dir, `https://127.0.0.1:${hookLb.port}`, `https://127.0.0.1:${webhookLb.port}`);
+await waitHttp(`https://127.0.0.1:${hookLb.port}/readyz`, `${plane.dir}/ca.crt`, 60);
 const metacontroller = new Tracked(
   "Metacontroller",
   // Discovery at Metacontroller's default interval, as an install runs it (the e2e tier's 2 s, to see CRDs

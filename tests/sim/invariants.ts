@@ -35,6 +35,9 @@ interface Release {
   cooldownMs: number;
 }
 
+/** A cluster's worker count as it asks (the workload always sets it). */
+const workers = (c: Obj): number => c.spec?.workers?.replicas ?? 3;
+
 const rangeText = (g: PoolGrant) =>
   `${formatAddress(g.family, g.range.start)}-${formatAddress(g.family, g.range.end)}`;
 
@@ -60,8 +63,8 @@ export class Invariants {
   }
 
   /**
-   * After an admitted TenantCluster create or update: nothing the write added to may exceed its limit (team,
-   * environment, member within environment, ProviderConfig per team).
+   * After an admitted TenantCluster create or update: nothing the write added to may exceed its limit (team
+   * clusters and worker nodes, environment, member within environment, ProviderConfig per team).
    */
   admittedCluster(api: ApiServer, stored: Obj, before: Obj | undefined): void {
     const ns = stored.metadata.namespace!;
@@ -80,6 +83,13 @@ export class Invariants {
         team.spec.resourceLimits?.maxClusters,
         live,
         `team ${team.metadata.name} maxClusters`,
+      ]);
+      // Worker nodes, as a list of one entry per node: a growing update adds to it.
+      limits.push([
+        !before || workers(stored) > workers(before),
+        team.spec.resourceLimits?.maxTotalNodes,
+        live.flatMap((c) => Array.from({ length: workers(c) }, () => c)),
+        `team ${team.metadata.name} maxTotalNodes`,
       ]);
       const e = (team.spec.environments ?? []).find((x: { name: string }) => x.name === env);
       const inEnv = live.filter((c) => c.metadata.labels?.[ENV] === env);
@@ -103,9 +113,69 @@ export class Invariants {
       if (added && max !== undefined && counted.length > max) {
         this.#flag(
           "quota",
-          `${ns}/${stored.metadata.name} was admitted and ${counted.length} clusters now count against ${what} = ${max}: ${
+          `${ns}/${stored.metadata.name} was admitted and ${counted.length} count against ${what} = ${max}: ${
             counted.map((c) => c.metadata.name).join(", ")
           }`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Without a quota ledger (admission unauthenticated, so reviews decided on one view all pass): what the clusters
+   * use in force never passes a limit their team's clusters share. In force is a cluster's quota record
+   * (`{tc}-quota`, what its Team admitted) where it has one, else, once it says `Admitted`, its spec.
+   */
+  inForce(api: ApiServer): void {
+    for (const team of api.ofKind(GROUP, "Team")) {
+      const ns = `team-${team.metadata.name}`;
+      const used = api.ofKind(GROUP, "TenantCluster").filter((c) =>
+        c.metadata.namespace === ns && !c.metadata.deletionTimestamp
+      ).flatMap((c) => {
+        const record = api.peek(`/ConfigMap/${ns}/${c.metadata.name}-quota`);
+        const mine = record?.metadata.ownerReferences?.some((r: { uid: string }) => r.uid === c.metadata.uid);
+        const admitted = mine && record?.data?.admitted ? JSON.parse(record.data.admitted) : undefined;
+        if (admitted) {
+          return [{
+            name: c.metadata.name,
+            env: admitted.env,
+            owner: admitted.owner,
+            nodes: admitted.workerCount.value,
+          }];
+        }
+        const started = (c.status?.conditions ?? []).some((x: { type: string; status: string }) =>
+          x.type === "Admitted" && x.status === "True"
+        );
+        return started
+          ? [{
+            name: c.metadata.name,
+            env: c.metadata.labels?.[ENV],
+            owner: c.metadata.annotations?.[OWNER],
+            nodes: workers(c),
+          }]
+          : [];
+      });
+      const limits = team.spec.resourceLimits ?? {};
+      const over: string[] = [];
+      const check = (what: string, n: number, max: number | undefined) =>
+        max !== undefined && n > max && over.push(`${what} ${n} > ${max}`);
+      check("clusters", used.length, limits.maxClusters);
+      check("worker nodes", used.reduce((n, c) => n + c.nodes, 0), limits.maxTotalNodes);
+      for (const e of team.spec.environments ?? []) {
+        const inEnv = used.filter((c) => c.env === e.name);
+        check(`clusters in ${e.name}`, inEnv.length, e.limits?.maxClusters);
+        for (const owner of new Set(inEnv.map((c) => c.owner))) {
+          check(
+            `clusters of ${owner} in ${e.name}`,
+            inEnv.filter((c) => c.owner === owner).length,
+            e.limits?.maxClustersPerMember,
+          );
+        }
+      }
+      if (over.length) {
+        this.#flag(
+          "quota",
+          `team ${team.metadata.name} has in force ${over.join(", ")}: ${JSON.stringify(used)}`,
         );
       }
     }

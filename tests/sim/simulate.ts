@@ -106,9 +106,17 @@ export interface SimOptions {
   readonly end?: (objects: readonly Obj[]) => void;
   /** `empty`: no pools, providers or teams to start with (a scenario brings its own). */
   readonly world?: "default" | "empty";
+  /**
+   * The base install: admission cannot authenticate the API server, so it writes no quota ledger and reviews decided
+   * on one view all pass; the controllers hold quotas. The quota invariant then reads what is in force (the
+   * clusters' quota records), and the teams keep the limits they were made with.
+   */
+  readonly unauthenticated?: boolean;
 }
 
 const START = Date.parse("2026-11-27T00:00:00Z");
+/** The limits every team has without a ledger (`w.team`'s choice 1): two clusters, three nodes, tight caps. */
+const FIXED_LIMITS = 1;
 const ROOT = new URL("../../", import.meta.url).pathname;
 /** The base install and the Cluster API IPAM component (its claim controller). */
 const INSTALL = [
@@ -160,6 +168,8 @@ class Simulation {
   readonly invariants = new Invariants();
   call!: HookCall;
   webhookDownUntil = 0;
+  /** Unauthenticated: the TenantClusters admission's cache holds (it catches up at each tick). */
+  admissionView: readonly Obj[] = [];
   webhookSlowNext = false;
   step = 0;
   quietSteps = 0;
@@ -189,8 +199,10 @@ class Simulation {
       routes: [...(this.options.routes ?? []), ...HOOK_ROUTES],
       clock: () => new Date(this.clockMs),
       log: () => {},
-      kube: simKube(this.api),
-      admissionWrites: true,
+      // Unauthenticated, admission decides on its watch cache, which may lag: here it catches up at each tick, so
+      // the reviews between two ticks are decided on one view.
+      kube: simKube(this.api, this.options.unauthenticated ? () => this.admissionView : undefined),
+      admissionWrites: !this.options.unauthenticated,
     });
     const call = appCaller(service.app);
     this.call = (path, body) => {
@@ -207,7 +219,9 @@ class Simulation {
     this.api.create(w.credentials());
     for (const [i, p] of ["p0", "p1", "nodes"].entries()) await this.apply(w.pool(p, i));
     for (const p of w.PROVIDERS) await this.apply(w.provider(p));
-    for (const t of w.TEAMS.slice(0, 2)) await this.apply(w.team(t, 7));
+    for (const t of w.TEAMS.slice(0, 2)) {
+      await this.apply(w.team(t, this.options.unauthenticated ? FIXED_LIMITS : 7));
+    }
     await this.drain(20_000);
     this.mc.restart();
     await this.drain(20_000);
@@ -297,7 +311,9 @@ class Simulation {
         }`,
       );
       this.admitted++;
-      if (stored.kind === "TenantCluster") this.invariants.admittedCluster(this.api, stored, existing);
+      if (stored.kind === "TenantCluster" && !this.options.unauthenticated) {
+        this.invariants.admittedCluster(this.api, stored, existing);
+      }
       return undefined;
     } catch (e) {
       if (e instanceof ApiError) return refuse({ by: "API server", message: e.message });
@@ -374,6 +390,9 @@ class Simulation {
       case "tick":
         this.clockMs += 1000 * (1 + (a % 30));
         this.mc.tick();
+        this.admissionView = this.api.ofKind("butler.butlerlabs.dev/v1alpha1", "TenantCluster").map((o) =>
+          structuredClone(o)
+        );
         return;
       case "clock-jump":
         this.fault(name);
@@ -443,22 +462,29 @@ class Simulation {
     const team = w.TEAMS[b % 3]!;
     const ns = `team-${team}`;
     const cluster = w.CLUSTERS[(b >>> 2) % 4]!;
-    switch (a % 13) {
+    // Without a ledger, half the writes scale (or create) clusters: the races the controllers must hold.
+    switch (this.options.unauthenticated && a % 2 ? 4 : a % 13) {
       case 0:
-        await this.apply(w.team(team, b >>> 4));
+        await this.apply(w.team(team, this.teamLimits(b)));
         return;
       case 1: {
         const t = this.api.get(`butler.butlerlabs.dev/Team//${team}`);
-        if (t) await this.apply({ ...t, spec: w.team(team, b >>> 4).spec });
+        if (t) await this.apply({ ...t, spec: w.team(team, this.teamLimits(b)).spec });
         return;
       }
       case 2:
         if ((b >>> 10) % 4 === 0) await this.remove(`butler.butlerlabs.dev/Team//${team}`);
         return;
       case 3:
-      case 4:
         await this.apply(w.tenantCluster(ns, cluster, b >>> 4));
         return;
+      case 4: {
+        // Scaled: the same cluster (labels and owner kept, which the policies guard) with another worker count.
+        const c = this.api.get(`butler.butlerlabs.dev/TenantCluster/${ns}/${cluster}`);
+        if (!c) await this.apply(w.tenantCluster(ns, cluster, b >>> 4));
+        else await this.apply({ ...c, spec: { ...c.spec, workers: { replicas: 1 + ((b >>> 9) % 3) } } });
+        return;
+      }
       case 5:
         return this.migrate(ns, cluster);
       case 6:
@@ -495,6 +521,11 @@ class Simulation {
           );}
         return;
     }
+  }
+
+  /** The limits of a team a user writes: chosen by `b`, or (unauthenticated) those every team starts with. */
+  teamLimits(b: number): number {
+    return this.options.unauthenticated ? FIXED_LIMITS : b >>> 4;
   }
 
   /** An environment migration: the label moved with the migration annotation set, then the annotation removed. */
@@ -563,6 +594,7 @@ class Simulation {
   }
 
   check(done: number): Violation | undefined {
+    if (this.options.unauthenticated) this.invariants.inForce(this.api);
     return this.invariants.observe(this.api, this.clockMs, done);
   }
 
@@ -673,7 +705,10 @@ const RESOURCES_BY_KIND = new Map([
 ]);
 
 /** The webhook's API client over the simulated API server: reads, and writes with their preconditions. */
-function simKube(api: ApiServer): KubeClient {
+function simKube(
+  api: ApiServer,
+  lagging?: (type: { apiVersion: string; kind: string }) => readonly Obj[],
+): KubeClient {
   const typeOf = (path: string) => {
     const p = apiPath(path);
     const type = p && api.resources.ofResource(p.group, p.resource);
@@ -695,8 +730,11 @@ function simKube(api: ApiServer): KubeClient {
           t.split(/==?/) as [string, string]
         ),
       );
+      const items = lagging && type.kind === "TenantCluster"
+        ? lagging(type)
+        : api.ofKind(type.apiVersion, type.kind);
       return Promise.resolve(
-        api.ofKind(type.apiVersion, type.kind).filter((o) =>
+        items.filter((o) =>
           (p.namespace === undefined || o.metadata.namespace === p.namespace) &&
           matchesSelector(o.metadata.labels, { matchLabels: selector })
         ).map((o) => structuredClone(o)),

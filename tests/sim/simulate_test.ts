@@ -109,3 +109,37 @@ Deno.test("simulate: a pool hook that forgets its ledger grants an address twice
   assert.ok(found, "no seed of 10 caught the forgotten ledger");
   assert.match(found.result.violation!.invariant, /^(granted-twice|grant-dropped|grant-moved)$/);
 });
+
+Deno.test("simulate: without a ledger, admission decides on a lagging view, and nothing in force passes a limit", async () => {
+  // What the controllers admitted over the runs: starts, and changes of what a started cluster has.
+  const admitted = new Map<string, string>();
+  let starts = 0, changes = 0;
+  const watch = (_: number, e: { object: Obj }) => {
+    const o = e.object;
+    if (o.kind !== "ConfigMap" || !o.data?.admitted || admitted.get(o.metadata.uid) === o.data.admitted) {
+      return;
+    }
+    if (admitted.has(o.metadata.uid)) changes++;
+    else starts++;
+    admitted.set(o.metadata.uid, o.data.admitted);
+  };
+  for (let seed = 1; seed <= 4; seed++) {
+    const result = await simulate(generateOps(seed, 1500), { unauthenticated: true, watch });
+    assert.equal(result.violation, undefined, JSON.stringify(result.violation));
+  }
+  assert.ok(starts >= 10 && changes >= 3, `${starts} starts, ${changes} changes admitted`);
+});
+
+Deno.test("simulate: without a ledger, a cluster that applies what it claims at once breaks a quota", async () => {
+  const options = {
+    unauthenticated: true,
+    routes: [rewrite("/hooks/tenantcluster/sync", (b) => {
+      for (const c of (b.children ?? []) as { kind?: string; data?: Record<string, string> }[]) {
+        if (c.kind === "ConfigMap" && c.data?.claim) c.data = { admitted: c.data.claim };
+      }
+    })],
+  };
+  const found = await firstFailing(options, 1500, 10);
+  assert.ok(found, "no seed of 10 broke a quota");
+  assert.equal(found.result.violation!.invariant, "quota");
+});

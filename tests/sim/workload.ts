@@ -51,7 +51,7 @@ export function team(name: string, b: number): Obj {
     spec: {
       displayName: `Team ${name}`,
       access: { users: MEMBERS.map((m, i) => ({ name: m, role: i === 0 ? "admin" : "operator" })) },
-      resourceLimits: { maxClusters: 1 + (b % 4) },
+      resourceLimits: { maxClusters: 1 + (b % 4), maxTotalNodes: 3 + ((b >>> 1) % 4) },
       environments: [
         { name: "dev", limits: { maxClustersPerMember: 1 + ((b >>> 2) % 2) } },
         { name: "prod", limits: { maxClusters: 1 + ((b >>> 3) % 2), maxClustersPerMember: 1 } },

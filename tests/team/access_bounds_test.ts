@@ -41,6 +41,7 @@ function request(spec: unknown, children: Record<string, Record<string, unknown>
     ),
     related: {
       "TenantCluster.butler.butlerlabs.dev/v1alpha1": {},
+      "ConfigMap.v1": {},
       "ProviderConfig.butler.butlerlabs.dev/v1alpha1": {},
     },
     finalizing: false,
