@@ -9,6 +9,7 @@ import { parse } from "yaml";
 import { ROOT } from "../api/cluster.ts";
 import { changelogSection } from "../../tools/release/changelog.ts";
 import { run, runOk, tool } from "./tools.ts";
+import { exampleWorkflows } from "./workflow_hardening.ts";
 
 const WORKFLOW = "examples/ci/.github/workflows/release.yaml";
 const { version } = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`));
@@ -33,13 +34,9 @@ function workflowCommands(): string[] {
 
 Deno.test("the release workflow", async (t) => {
   await t.step(
-    "actionlint passes it (with shellcheck on its scripts when shellcheck is on PATH)",
+    "actionlint passes it and every other workflow under examples/ci/ (with shellcheck on their scripts when shellcheck is on PATH)",
     async () => {
-      const r = await run(tool("ACTIONLINT_BIN"), [
-        "-verbose",
-        WORKFLOW,
-        "examples/ci/.github/workflows/plan.yaml",
-      ]);
+      const r = await run(tool("ACTIONLINT_BIN"), ["-verbose", ...exampleWorkflows()]);
       assert.equal(r.code, 0, r.stdout + r.stderr);
       assert.doesNotMatch(r.stdout + r.stderr, /Rule "shellcheck" was disabled/, "shellcheck runs");
     },
