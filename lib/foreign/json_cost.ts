@@ -8,7 +8,7 @@
  * The cost of each token is an upper bound measured on V8 (Deno 2.9.6, `bench/json_cost_bench.ts` and
  * `lib/foreign/json_cost_test.ts` hold it to the heap a parse really takes, for Kubernetes objects and the shapes
  * that cost most per byte: empty objects and arrays, unique keys, deep nesting, numbers, long strings, keys in
- * varying orders).
+ * varying orders, array-index keys, objects of many members).
  *
  * The keys and hidden classes met are remembered in tables whose lookups visit a bounded number of slots
  * (`json_tables.ts`), so the scan is linear in the body whatever keys it holds.
@@ -47,7 +47,22 @@ export const JSON_TOKEN_COST = {
    * byte of such text, against 7 without this charge).
    */
   transition: 120,
+  /**
+   * A member whose key may be an array index (1 to 10 digits, or any escape): V8 keeps it in the object's
+   * elements, a number dictionary when sparse (`{"1000":0}` measured 208 bytes with its slot, `{"1000":0.5}`
+   * 224, against 136 charged without this).
+   */
+  element: 128,
+  /**
+   * Each member of an object of {@linkcode DICTIONARY_MEMBERS} members or more, all of them once it reaches it: V8
+   * keeps such an object's properties in a dictionary, three words an entry in a table up to three times its
+   * entries (measured: 48 to 72 bytes a member, against 16 charged without this).
+   */
+  dictionaryMember: 64,
 } as const;
+
+/** How many members make V8 keep an object's properties in a dictionary (measured: 127 do not, 128 do). */
+export const DICTIONARY_MEMBERS = 128;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -141,7 +156,7 @@ export function scanJson(bytes: Uint8Array, budget: number): JsonScan {
       const close = end < 0 ? -end - 1 : end;
       const length = close - i - 1;
       if (expectKey) {
-        cost += memberCost(i + 1, close, perByte, tables, open);
+        cost += memberCost(bytes, i + 1, close, perByte, tables, open);
         expectKey = false;
       } else {
         cost += c.slot + c.string + perByte * length;
@@ -175,8 +190,13 @@ export function scanJson(bytes: Uint8Array, budget: number): JsonScan {
   return done(cost, false);
 }
 
-/** What a member costs besides its value: its slot, its key when new, the hidden class it takes when new. */
+/**
+ * What a member costs besides its value: its slot, its key when new, the hidden class it takes when new, its
+ * elements store when its key may be an array index, and its dictionary entry when its object has
+ * {@linkcode DICTIONARY_MEMBERS} members or more.
+ */
 function memberCost(
+  bytes: Uint8Array,
   start: number,
   end: number,
   perByte: number,
@@ -190,7 +210,30 @@ function memberCost(
   const map = maps.next(open.state(), key);
   if (maps.added) cost += c.transition;
   open.setState(map);
+  if (mayBeIndex(bytes, start, end)) cost += c.element;
+  const members = open.addMember();
+  if (members === DICTIONARY_MEMBERS) cost += DICTIONARY_MEMBERS * c.dictionaryMember;
+  else if (members > DICTIONARY_MEMBERS) cost += c.dictionaryMember;
   return cost;
+}
+
+/**
+ * Whether a key may name an array index (V8 keeps those in elements, not properties): 1 to 10 digits, or a key
+ * short enough to be one written with escapes. Keys past the largest index (2^32 - 2) or with a leading zero are
+ * charged too: a few bytes more, never less.
+ */
+function mayBeIndex(bytes: Uint8Array, start: number, end: number): boolean {
+  const length = end - start;
+  // An index's first character is a digit, literal or escaped: most keys are told by their first byte.
+  const first = bytes[start]!;
+  if (length === 0 || length > 60 || ((first < 0x30 || first > 0x39) && first !== BACKSLASH)) return false;
+  let digits = true;
+  for (let i = start; i < end; i++) {
+    const b = bytes[i]!;
+    if (b === BACKSLASH) return true;
+    if (b < 0x30 || b > 0x39) digits = false;
+  }
+  return digits && length <= 10;
 }
 
 /**
@@ -223,6 +266,8 @@ class ContainerStack {
   #bits = new Uint8Array(64);
   /** The map of each open object so far (see {@linkcode Transitions}); arrays keep 0. */
   #states = new Int32Array(512);
+  /** The members of each open object so far. */
+  #members = new Int32Array(512);
   #depth = 0;
 
   /** Pushes a container; returns the depth it opens. */
@@ -234,9 +279,11 @@ class ContainerStack {
     }
     if (this.#depth >= this.#states.length) {
       this.#states = doubled(this.#states);
+      this.#members = doubled(this.#members);
     }
     const at = this.#depth++;
     this.#states[at] = 0;
+    this.#members[at] = 0;
     if (object) this.#bits[at >> 3]! |= 1 << (at & 7);
     else this.#bits[at >> 3]! &= ~(1 << (at & 7));
     return this.#depth;
@@ -253,6 +300,11 @@ class ContainerStack {
 
   setState(map: number): void {
     if (this.#depth > 0) this.#states[this.#depth - 1] = map;
+  }
+
+  /** Counts a member of the innermost open object; returns its members so far (1 at the top level). */
+  addMember(): number {
+    return this.#depth > 0 ? ++this.#members[this.#depth - 1]! : 1;
   }
 
   /** Whether the innermost open container is an object. */
