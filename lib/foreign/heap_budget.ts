@@ -11,7 +11,10 @@
 import { getHeapStatistics } from "node:v8";
 import { scanJson } from "./json_cost.ts";
 
-/** The most any byte can be charged by `jsonHeapEstimate` (an `{`: a slot and an object). */
+/**
+ * The most any byte can be charged by `jsonHeapEstimate`: an `{`, a slot and an object (a member is at most 521 for
+ * its six bytes `"1":0,`, when its key is forgotten, may be an index and its object is a dictionary).
+ */
 export const JSON_WORST_PER_BYTE = 88;
 
 /** What a body was charged, to give back once its request is answered. */

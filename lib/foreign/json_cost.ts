@@ -7,10 +7,15 @@
  *
  * The cost of each token is an upper bound measured on V8 (Deno 2.9.6, `bench/json_cost_bench.ts` and
  * `lib/foreign/json_cost_test.ts` hold it to the heap a parse really takes, for Kubernetes objects and the shapes
- * that cost most per byte: empty objects and arrays, unique keys, deep nesting, numbers, long strings).
+ * that cost most per byte: empty objects and arrays, unique keys, deep nesting, numbers, long strings, keys in
+ * varying orders, array-index keys, objects of many members).
+ *
+ * The keys and hidden classes met are remembered in tables whose lookups visit a bounded number of slots
+ * (`json_tables.ts`), so the scan is linear in the body whatever keys it holds.
  *
  * @module
  */
+import { KeySet, ProbeCount, Transitions } from "./json_tables.ts";
 
 /** Heap bytes charged per token (upper bounds, from measurement; see the module doc). */
 export const JSON_TOKEN_COST = {
@@ -42,12 +47,22 @@ export const JSON_TOKEN_COST = {
    * byte of such text, against 7 without this charge).
    */
   transition: 120,
+  /**
+   * A member whose key may be an array index (1 to 10 digits, or any escape): V8 keeps it in the object's
+   * elements, a number dictionary when sparse (`{"1000":0}` measured 208 bytes with its slot, `{"1000":0.5}`
+   * 224, against 136 charged without this).
+   */
+  element: 128,
+  /**
+   * Each member of an object of {@linkcode DICTIONARY_MEMBERS} members or more, all of them once it reaches it: V8
+   * keeps such an object's properties in a dictionary, three words an entry in a table up to three times its
+   * entries (measured: 48 to 72 bytes a member, against 16 charged without this).
+   */
+  dictionaryMember: 64,
 } as const;
 
-/** Distinct keys remembered for {@linkcode JSON_TOKEN_COST}.newKey; past it every key is charged as new. */
-const KEYS_TRACKED = 65_536;
-/** Hidden-class transitions remembered; past it every member is charged as a new one. */
-const TRANSITIONS_TRACKED = 262_144;
+/** How many members make V8 keep an object's properties in a dictionary (measured: 127 do not, 128 do). */
+export const DICTIONARY_MEMBERS = 128;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -64,7 +79,10 @@ const COMMA = 0x2c;
  */
 export const MAX_JSON_DEPTH = 10_000;
 
-/** What a scan found: the heap of the parsed value, whether a string may be past Latin-1, too deep to read. */
+/**
+ * What a scan found: the heap of the parsed value, whether a string may be past Latin-1, too deep to read, and the
+ * work its tables did.
+ */
 export interface JsonScan {
   /** Upper bound of the parsed value's heap, or `Infinity` past the budget (the scan stopped there). */
   readonly cost: number;
@@ -72,6 +90,13 @@ export interface JsonScan {
   readonly wide: boolean;
   /** Nested deeper than {@linkcode MAX_JSON_DEPTH} (the scan stopped there). */
   readonly tooDeep: boolean;
+  /**
+   * Slots the scan's key and hidden-class tables visited, rehashes included: at most `MAX_PROBES` per lookup or
+   * placement (`json_tables.ts`), so linear in the body whatever its keys.
+   */
+  readonly probes: number;
+  /** The most slots one lookup or placement visited. */
+  readonly longestProbe: number;
 }
 
 /**
@@ -106,8 +131,15 @@ export function jsonParseCost(bytes: Uint8Array, budget: number): number {
 /** Scans a JSON body once: see {@linkcode JsonScan}. */
 export function scanJson(bytes: Uint8Array, budget: number): JsonScan {
   const c = JSON_TOKEN_COST;
-  const keys = new KeySet(bytes);
-  const maps = new Transitions();
+  const probes = new ProbeCount();
+  const tables = { keys: new KeySet(bytes, probes), maps: new Transitions(probes) };
+  const done = (cost: number, tooDeep: boolean): JsonScan => ({
+    cost,
+    wide,
+    tooDeep,
+    probes: probes.total,
+    longestProbe: probes.longest,
+  });
   let cost = 0;
   // Whether the next string is an object's key: after `{` or after a `,` inside an object. The containers open
   // are a stack of bits (1: an object), so nesting a million deep costs the scan 125 KB, not a million slots.
@@ -124,11 +156,7 @@ export function scanJson(bytes: Uint8Array, budget: number): JsonScan {
       const close = end < 0 ? -end - 1 : end;
       const length = close - i - 1;
       if (expectKey) {
-        const key = keys.idOf(i + 1, close);
-        cost += c.member + (keys.added ? c.newKey + perByte * length : 0);
-        const map = maps.next(open.state(), key);
-        if (maps.added) cost += c.transition;
-        open.setState(map);
+        cost += memberCost(bytes, i + 1, close, perByte, tables, open);
         expectKey = false;
       } else {
         cost += c.slot + c.string + perByte * length;
@@ -136,11 +164,11 @@ export function scanJson(bytes: Uint8Array, budget: number): JsonScan {
       i = close;
     } else if (b === OPEN_OBJECT) {
       cost += c.slot + c.object;
-      if (open.push(true) > MAX_JSON_DEPTH) return { cost, wide, tooDeep: true };
+      if (open.push(true) > MAX_JSON_DEPTH) return done(cost, true);
       expectKey = true;
     } else if (b === OPEN_ARRAY) {
       cost += c.slot + c.array;
-      if (open.push(false) > MAX_JSON_DEPTH) return { cost, wide, tooDeep: true };
+      if (open.push(false) > MAX_JSON_DEPTH) return done(cost, true);
     } else if (b === COMMA) {
       expectKey = open.top();
     } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
@@ -157,9 +185,55 @@ export function scanJson(bytes: Uint8Array, budget: number): JsonScan {
       cost += c.slot;
       while (i + 1 < n && bytes[i + 1]! >= 0x61 && bytes[i + 1]! <= 0x7a) i++;
     }
-    if (cost > budget) return { cost: Infinity, wide, tooDeep: false };
+    if (cost > budget) return done(Infinity, false);
   }
-  return { cost, wide, tooDeep: false };
+  return done(cost, false);
+}
+
+/**
+ * What a member costs besides its value: its slot, its key when new, the hidden class it takes when new, its
+ * elements store when its key may be an array index, and its dictionary entry when its object has
+ * {@linkcode DICTIONARY_MEMBERS} members or more.
+ */
+function memberCost(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  perByte: number,
+  tables: { keys: KeySet; maps: Transitions },
+  open: ContainerStack,
+): number {
+  const c = JSON_TOKEN_COST;
+  const { keys, maps } = tables;
+  const key = keys.idOf(start, end);
+  let cost = c.member + (keys.added ? c.newKey + perByte * (end - start) : 0);
+  const map = maps.next(open.state(), key);
+  if (maps.added) cost += c.transition;
+  open.setState(map);
+  if (mayBeIndex(bytes, start, end)) cost += c.element;
+  const members = open.addMember();
+  if (members === DICTIONARY_MEMBERS) cost += DICTIONARY_MEMBERS * c.dictionaryMember;
+  else if (members > DICTIONARY_MEMBERS) cost += c.dictionaryMember;
+  return cost;
+}
+
+/**
+ * Whether a key may name an array index (V8 keeps those in elements, not properties): 1 to 10 digits, or a key
+ * short enough to be one written with escapes. Keys past the largest index (2^32 - 2) or with a leading zero are
+ * charged too: a few bytes more, never less.
+ */
+function mayBeIndex(bytes: Uint8Array, start: number, end: number): boolean {
+  const length = end - start;
+  // An index's first character is a digit, literal or escaped: most keys are told by their first byte.
+  const first = bytes[start]!;
+  if (length === 0 || length > 60 || ((first < 0x30 || first > 0x39) && first !== BACKSLASH)) return false;
+  let digits = true;
+  for (let i = start; i < end; i++) {
+    const b = bytes[i]!;
+    if (b === BACKSLASH) return true;
+    if (b < 0x30 || b > 0x39) digits = false;
+  }
+  return digits && length <= 10;
 }
 
 /**
@@ -187,144 +261,13 @@ function closingQuote(bytes: Uint8Array, from: number): number {
   return wide ? -n - 1 : n;
 }
 
-/**
- * The keys of one body met so far, by their bytes: a key whose bytes were met before is not new. An open-addressing
- * table of typed arrays (hash, start, length), probed linearly and compared byte for byte, so two keys are never
- * taken for one and no string is decoded; it grows with the keys met, up to {@linkcode KEYS_TRACKED} (past it,
- * every key not met is charged as new).
- */
-class KeySet {
-  readonly #bytes: Uint8Array;
-  #hashes = new Uint32Array(64);
-  #starts = new Uint32Array(64);
-  /** Length + 1 (0: an empty slot). */
-  #lengths = new Uint32Array(64);
-  /** The key's number: its rank among the keys met. */
-  #ids = new Uint32Array(64);
-  #size = 0;
-
-  constructor(bytes: Uint8Array) {
-    this.#bytes = bytes;
-  }
-
-  /** Whether the last {@linkcode idOf} met its key for the first time. */
-  added = false;
-
-  /** The key's number, in the order keys were met (-1 past {@linkcode KEYS_TRACKED}); sets `added`. */
-  idOf(start: number, end: number): number {
-    const b = this.#bytes;
-    let h = 0x811c9dc5;
-    for (let i = start; i < end; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
-    h >>>= 0;
-    const length = end - start;
-    const mask = this.#hashes.length - 1;
-    for (let slot = h & mask;; slot = (slot + 1) & mask) {
-      const stored = this.#lengths[slot]!;
-      if (stored === 0) {
-        this.added = true;
-        if (this.#size >= KEYS_TRACKED) return -1;
-        this.#insert(slot, h, start, length);
-        return this.#size - 1;
-      }
-      if (
-        this.#hashes[slot] === h && stored === length + 1 && this.#same(this.#starts[slot]!, start, length)
-      ) {
-        this.added = false;
-        return this.#ids[slot]!;
-      }
-    }
-  }
-
-  #same(a: number, b: number, length: number): boolean {
-    const bytes = this.#bytes;
-    for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
-    return true;
-  }
-
-  #insert(slot: number, h: number, start: number, length: number): void {
-    this.#hashes[slot] = h;
-    this.#starts[slot] = start;
-    this.#lengths[slot] = length + 1;
-    this.#ids[slot] = this.#size;
-    if (++this.#size * 2 > this.#hashes.length) this.#grow();
-  }
-
-  /** Doubles the table, placing every key again. */
-  #grow(): void {
-    const [hashes, starts, lengths, ids] = [this.#hashes, this.#starts, this.#lengths, this.#ids];
-    const size = hashes.length * 2;
-    this.#hashes = new Uint32Array(size);
-    this.#starts = new Uint32Array(size);
-    this.#lengths = new Uint32Array(size);
-    this.#ids = new Uint32Array(size);
-    const mask = size - 1;
-    for (let i = 0; i < hashes.length; i++) {
-      if (lengths[i] === 0) continue;
-      let slot = hashes[i]! & mask;
-      while (this.#lengths[slot] !== 0) slot = (slot + 1) & mask;
-      this.#hashes[slot] = hashes[i]!;
-      this.#starts[slot] = starts[i]!;
-      this.#lengths[slot] = lengths[i]!;
-      this.#ids[slot] = ids[i]!;
-    }
-  }
-}
-
-/**
- * The hidden classes the objects of one body take, as V8 builds them: a map per sequence of keys from the empty
- * object's, numbered as they are met. `next(map, key)` is the map an object of `map` takes with `key`, and says
- * whether it is new. Past {@linkcode TRANSITIONS_TRACKED}, or for an untracked key (-1), every step is new.
- */
-class Transitions {
-  /** Whether the last {@linkcode next} made a new map. */
-  added = false;
-  #from = new Int32Array(1024);
-  #key = new Int32Array(1024);
-  #to = new Int32Array(1024);
-  #size = 0;
-
-  next(map: number, key: number): number {
-    if (map < 0 || key < 0) return (this.added = true, -1);
-    const mask = this.#from.length - 1;
-    for (
-      let slot = (Math.imul(map, 0x9e3779b1) ^ Math.imul(key, 0x85ebca6b)) & mask;;
-      slot = (slot + 1) & mask
-    ) {
-      const to = this.#to[slot]!;
-      if (to === 0) break;
-      if (this.#from[slot] === map && this.#key[slot] === key) return (this.added = false, to);
-    }
-    this.added = true;
-    if (this.#size >= TRANSITIONS_TRACKED) return -1;
-    const to = ++this.#size; // 0 is the empty object's map
-    this.#place(map, key, to);
-    if (this.#size * 2 > this.#from.length) this.#grow();
-    return to;
-  }
-
-  #place(map: number, key: number, to: number): void {
-    const mask = this.#from.length - 1;
-    let slot = (Math.imul(map, 0x9e3779b1) ^ Math.imul(key, 0x85ebca6b)) & mask;
-    while (this.#to[slot] !== 0) slot = (slot + 1) & mask;
-    this.#from[slot] = map;
-    this.#key[slot] = key;
-    this.#to[slot] = to;
-  }
-
-  #grow(): void {
-    const [from, key, to] = [this.#from, this.#key, this.#to];
-    this.#from = new Int32Array(from.length * 2);
-    this.#key = new Int32Array(from.length * 2);
-    this.#to = new Int32Array(from.length * 2);
-    for (let i = 0; i < from.length; i++) if (to[i] !== 0) this.#place(from[i]!, key[i]!, to[i]!);
-  }
-}
-
 /** The containers open at a point of the scan, one bit each (1: an object, 0: an array). */
 class ContainerStack {
   #bits = new Uint8Array(64);
   /** The map of each open object so far (see {@linkcode Transitions}); arrays keep 0. */
   #states = new Int32Array(512);
+  /** The members of each open object so far. */
+  #members = new Int32Array(512);
   #depth = 0;
 
   /** Pushes a container; returns the depth it opens. */
@@ -335,12 +278,12 @@ class ContainerStack {
       this.#bits = grown;
     }
     if (this.#depth >= this.#states.length) {
-      const grown = new Int32Array(this.#states.length * 2);
-      grown.set(this.#states);
-      this.#states = grown;
+      this.#states = doubled(this.#states);
+      this.#members = doubled(this.#members);
     }
     const at = this.#depth++;
     this.#states[at] = 0;
+    this.#members[at] = 0;
     if (object) this.#bits[at >> 3]! |= 1 << (at & 7);
     else this.#bits[at >> 3]! &= ~(1 << (at & 7));
     return this.#depth;
@@ -359,11 +302,22 @@ class ContainerStack {
     if (this.#depth > 0) this.#states[this.#depth - 1] = map;
   }
 
+  /** Counts a member of the innermost open object; returns its members so far (1 at the top level). */
+  addMember(): number {
+    return this.#depth > 0 ? ++this.#members[this.#depth - 1]! : 1;
+  }
+
   /** Whether the innermost open container is an object. */
   top(): boolean {
     const at = this.#depth - 1;
     return at >= 0 && (this.#bits[at >> 3]! & (1 << (at & 7))) !== 0;
   }
+}
+
+function doubled(a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(a.length * 2);
+  grown.set(a);
+  return grown;
 }
 
 /** Whether the four hex digits at `at` (a `\\u` escape's) name a Latin-1 character (`00XX`). */

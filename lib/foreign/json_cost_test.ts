@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { jsonHeapEstimate, jsonParseCost, MAX_JSON_DEPTH, scanJson } from "./json_cost.ts";
+import {
+  DICTIONARY_MEMBERS,
+  JSON_TOKEN_COST,
+  jsonHeapEstimate,
+  jsonParseCost,
+  MAX_JSON_DEPTH,
+  scanJson,
+} from "./json_cost.ts";
 import { SHAPES } from "./json_cost_measure.ts";
 import { createHeapBudget, isHeapRefusal, JSON_WORST_PER_BYTE } from "./heap_budget.ts";
 
@@ -53,6 +60,25 @@ Deno.test("the estimate's scan", async (t) => {
     const other = jsonHeapEstimate(encode('[{"name":"a"},{"other":"a"}]'), Infinity);
     assert.ok(twice - once < once, "the second object's key was met before: it costs less than the first");
     assert.ok(other > twice, "a new key costs more than one met before");
+  });
+  await t.step(
+    "a key that may be an array index is charged its elements store, written plain or escaped",
+    () => {
+      for (const key of ["1000", "4294967294", "\\u0031000", "0"]) {
+        const named = jsonHeapEstimate(encode(`{"${"a".repeat(key.length)}":0}`), Infinity);
+        const cost = jsonHeapEstimate(encode(`{"${key}":0}`), Infinity);
+        assert.ok(cost >= named + JSON_TOKEN_COST.element, `${key}: ${cost}`);
+      }
+    },
+  );
+  await t.step("every member of an object of 128 members or more is charged its dictionary entry", () => {
+    const object = (n: number) =>
+      encode(`{${Array.from({ length: n }, (_, i) => `"k${i.toString(36).padStart(2, "0")}":0`)}}`);
+    const step = (n: number) =>
+      jsonHeapEstimate(object(n), Infinity) - jsonHeapEstimate(object(n - 1), Infinity);
+    const fast = step(DICTIONARY_MEMBERS - 1);
+    assert.equal(step(DICTIONARY_MEMBERS), fast + DICTIONARY_MEMBERS * JSON_TOKEN_COST.dictionaryMember);
+    assert.equal(step(DICTIONARY_MEMBERS + 1), fast + JSON_TOKEN_COST.dictionaryMember);
   });
   await t.step("escaped quotes do not end a string", () => {
     // The same length, one escape each: one string, whatever the escape is; only \u past Latin-1 is wide.
