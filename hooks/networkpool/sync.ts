@@ -19,8 +19,16 @@ import {
 } from "../../lib/contract/mod.ts";
 import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { type Address, type PoolModel, readPoolSpec, type SpecProblem } from "../../lib/ipam/mod.ts";
-import { decodeRecord, type PoolLedger, readLedger, tokenUid, uidToken } from "../../lib/pool_ledger/mod.ts";
-import { NetworkPoolSpec, ObservedAllocation } from "../../lib/api/mod.ts";
+import { decodeRecord, PoolLedger, readLedger, tokenUid, uidToken } from "../../lib/pool_ledger/mod.ts";
+import { NetworkPoolSpec, ObservedAllocation, recordOf } from "../../lib/api/mod.ts";
+import {
+  carriedRebuilt,
+  changedGrants,
+  nextCheckpoint,
+  rebuiltCondition,
+  trustOf,
+  waitingFor,
+} from "./checkpoint.ts";
 import { announce, readAnnouncements } from "./capacity_events.ts";
 import { DEFAULT_RELEASE_HISTORY, recordReleases, type ReleaseOutcome } from "./releases.ts";
 import { carriedCapacityConditions, statusFigures } from "./figures.ts";
@@ -98,7 +106,10 @@ function observe(request: DecoratorRequest, ledger: PoolLedger): Observed {
     const { metadata, spec } = parsed.data;
     const ref = spec.poolRef;
     const ours = ref.name === pool.name && (ref.namespace ?? SYSTEM_NAMESPACE) === (pool.namespace ?? "");
-    if (ours && !metadata.deletionTimestamp) pending.push({ allocation: parsed.data, token });
+    // One being deleted asks for nothing new, but a grant it records is still its own until it is gone.
+    if (ours && (!metadata.deletionTimestamp || recordOf(metadata))) {
+      pending.push({ allocation: parsed.data, token });
+    }
   }
   invalid.sort((a, b) => (a.key < b.key ? -1 : 1));
   return { held, pending, invalid, terminating };
@@ -127,7 +138,9 @@ function fifo(
   { allocation: b }: { allocation: ObservedAllocation },
 ): number {
   // Allocations that record a grant go first: they take back what they hold before anything new is handed out.
-  if (Boolean(a.status) !== Boolean(b.status)) return a.status ? -1 : 1;
+  const ra = recordOf(a.metadata) ? 2 : a.status ? 1 : 0;
+  const rb = recordOf(b.metadata) ? 2 : b.status ? 1 : 0;
+  if (ra !== rb) return rb - ra;
   const ta = a.metadata.creationTimestamp ?? "";
   const tb = b.metadata.creationTimestamp ?? "";
   if (ta !== tb) return ta < tb ? -1 : 1;
@@ -227,21 +240,24 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
   const pool = request.object;
   requireDelivered(request, [allocationsRule(pool.metadata.name)]);
   const generation = pool.metadata.generation;
-  const prevStatus = (typeof pool.status === "object" && pool.status !== null ? pool.status : {}) as Record<
-    string,
-    unknown
-  >;
+  const prevStatus = statusOf(pool.status);
   const previous = PreviousConditions.parse(prevStatus.conditions);
   const poolName = `${pool.metadata.namespace ?? ""}/${pool.metadata.name}`;
   const { spec, model, first, problems } = specProblems(pool.spec);
 
-  const read = readLedger(prevStatus, first);
+  // The ledger is an index of the grants recorded on their holders: one that lost its checkpoint is rebuilt.
+  const trust = trustOf(pool.metadata, prevStatus);
+  const read = trust.state === "lost"
+    ? { ok: true as const, ledger: PoolLedger.empty(first) }
+    : readLedger(prevStatus, first);
   if (!read.ok) return ledgerUnreadable(read, prevStatus, previous, generation, context.now);
 
   const observed = observe(request, read.ledger);
   const ledger = read.ledger.retain((i) => observed.held[i] === 1);
   const released = releasesOf(prevStatus, read.ledger, ledger, observed, spec, model, context.now);
   const pending = observed.pending.sort(fifo);
+  const uid = pool.metadata.uid ?? "";
+  const waiting = waitingFor(trust, uid, pending);
   const failures: [string, string][] = observed.invalid.map((i) => [i.uid, i.message]);
   const refuse = (uid: string, message: string) => failures.push([uid, message]);
   const outcome: Outcome = problems.length || !spec || !model || !first
@@ -257,29 +273,34 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
       pending,
       released,
       refuse,
+      recordsOnly: waiting.length > 0,
     });
-  const ready: ConditionInput = request.finalizing && ledger.size
-    ? {
-      type: "Ready",
-      status: "False",
-      reason: "DeletionBlocked",
-      message: poolDeletionBlockedMessage(holderNames(request, ledger.tokens)),
-    }
-    : outcome.ready;
-
+  const held = outcome.stored.grants.length;
+  const checkpoint = nextCheckpoint(
+    trust,
+    uid,
+    changedGrants(prevStatus, outcome.stored),
+    waiting.length > 0,
+  );
+  const rebuilt = rebuiltCondition(trust, held, waiting) ?? carriedRebuilt(prevStatus.conditions);
   const announced = announce(readAnnouncements(prevStatus), outcome.capacity, context.now);
   const resync = [
-    ...(failures.length ? [RETRY_SECONDS] : []),
-    ...(announced.resyncAfterSeconds === undefined ? [] : [announced.resyncAfterSeconds]),
-    ...(released?.resyncAfterSeconds === undefined ? [] : [released.resyncAfterSeconds]),
-  ];
-  const recorded = failures.slice(0, MAX_FAILURES).map(([uid, m]) => [uid, truncate(m, MAX_FAILURE_MESSAGE)]);
+    failures.length ? RETRY_SECONDS : undefined,
+    announced.resyncAfterSeconds,
+    released?.resyncAfterSeconds,
+  ]
+    .filter((x): x is number => x !== undefined);
   const status = {
     observedGeneration: generation,
     ...outcome.figures,
-    conditions: conditions([ready, ...outcome.capacity], previous, context.now, generation),
-    ledger: outcome.stored,
-    failures: Object.fromEntries(recorded),
+    conditions: conditions(
+      [readyOf(request, ledger, outcome), ...outcome.capacity, ...(rebuilt ? [rebuilt] : [])],
+      previous,
+      context.now,
+      generation,
+    ),
+    ledger: { ...outcome.stored, ...checkpoint.fields },
+    failures: recordedFailures(failures),
     ...(announced.announcements.length ? { capacityEvents: announced.announcements } : {}),
     ...(released
       ? { releases: released.releases }
@@ -289,10 +310,35 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
   };
   return {
     status,
+    ...(checkpoint.annotations ? { annotations: checkpoint.annotations } : {}),
     attachments: [],
     ...(resync.length && !request.finalizing ? { resyncAfterSeconds: Math.min(...resync) } : {}),
-    ...(request.finalizing ? { finalized: ledger.size === 0 } : {}),
+    ...(request.finalizing ? { finalized: held === 0 } : {}),
   };
+}
+
+/** The failures status records: at most {@linkcode MAX_FAILURES}, each message cut. */
+function recordedFailures(failures: readonly [string, string][]): Record<string, string> {
+  return Object.fromEntries(
+    failures.slice(0, MAX_FAILURES).map(([uid, m]) => [uid, truncate(m, MAX_FAILURE_MESSAGE)]),
+  );
+}
+
+/** A status as a record (none reads as empty). */
+function statusOf(status: unknown): Record<string, unknown> {
+  return (typeof status === "object" && status !== null ? status : {}) as Record<string, unknown>;
+}
+
+/** Ready: a pool being deleted that still holds grants says who holds them; else what granting decided. */
+function readyOf(request: DecoratorRequest, ledger: PoolLedger, outcome: Outcome): ConditionInput {
+  return request.finalizing && ledger.size
+    ? {
+      type: "Ready",
+      status: "False",
+      reason: "DeletionBlocked",
+      message: poolDeletionBlockedMessage(holderNames(request, ledger.tokens)),
+    }
+    : outcome.ready;
 }
 
 /** A ledger that cannot be read: the status kept as it is, nothing granted, and why. */
