@@ -99,7 +99,7 @@ function project(request: DecoratorRequest): Projection {
       : notReady("Pending", "PoolNotFound", `NetworkPool ${poolName} not found`);
   }
   // Only a ledger whose checkpoint is the pool's is copied: one being rebuilt is not yet the truth.
-  const annotated = (pool.metadata as { annotations?: Record<string, unknown> }).annotations?.[
+  const annotated = (pool.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations?.[
     CHECKPOINT_ANNOTATION
   ];
   const trusted = annotated === status.ledger?.checkpoint;

@@ -75,7 +75,7 @@ export function unseen(
 /** What a sync writes of the checkpoint: the status fields, and the annotation when it changes. */
 export interface CheckpointOut {
   readonly fields: { readonly checkpoint: string; readonly rebuilding?: string };
-  readonly annotations?: Record<string, string>;
+  readonly annotations: Record<string, string>;
 }
 
 /**
@@ -87,6 +87,7 @@ export function nextCheckpoint(trust: Trust, uid: string, changed: boolean, wait
   if (trust.state === "current" && !changed && waiting === (trust.rebuilding !== undefined)) {
     return {
       fields: { checkpoint: trust.checkpoint!, ...(waiting ? { rebuilding: trust.rebuilding! } : {}) },
+      annotations: { [CHECKPOINT_ANNOTATION]: trust.checkpoint! },
     };
   }
   const checkpoint = formatCheckpoint(trust.serial + 1, uid);
@@ -110,14 +111,14 @@ export function rebuiltCondition(
     type: "LedgerRebuilt",
     status: "True",
     reason: waiting.length ? "WaitingForAllocations" : "Rebuilt",
-    message: trust.state === "lost" && trust.serial === 0
-      ? `a new ledger (no checkpoint yet) starts from the ${records} grant(s) recorded on its IPAllocations`
-      : trust.state === "lost"
-      ? `status.ledger did not match the pool's checkpoint (status lost, rolled back or restored): rebuilt from ${records} grant(s) recorded on their IPAllocations`
-      : waiting.length
+    message: waiting.length
       ? `no new grants until ${waiting.length} IPAllocation(s) without a grant have seen the rebuilt ledger: ${
         names.join(", ")
       }${more}`
+      : trust.state === "lost" && trust.serial === 0
+      ? `a new ledger (no checkpoint yet) starts from the ${records} grant(s) recorded on its IPAllocations`
+      : trust.state === "lost"
+      ? `status.ledger did not match the pool's checkpoint (status lost, rolled back or restored): rebuilt from ${records} grant(s) recorded on their IPAllocations`
       : "the ledger was rebuilt from the grants recorded on their IPAllocations; granting again",
   };
 }
@@ -151,9 +152,20 @@ export function carriedRebuilt(prev: unknown): ConditionInput | undefined {
 /** The allocations a rebuild still waits for: every one without a record while the ledger is lost, else unseen ones. */
 export function waitingFor(
   trust: Trust,
-  uid: string,
+  pool: { readonly uid?: string; readonly creationTimestamp?: string | null },
   pending: readonly { readonly allocation: ObservedAllocation }[],
 ): ObservedAllocation[] {
-  const rebuild = trust.state === "lost" ? formatCheckpoint(trust.serial + 1, uid) : trust.rebuilding;
-  return rebuild === undefined ? [] : unseen(pending, rebuild);
+  const rebuild = trust.state === "lost"
+    ? formatCheckpoint(trust.serial + 1, pool.uid ?? "")
+    : trust.rebuilding;
+  if (rebuild === undefined) return [];
+  const waiting = unseen(pending, rebuild);
+  // A pool that never had a checkpoint (new, or recreated under its name) can only have had a grant copied by an
+  // allocation older than itself: one created after it never saw another ledger of this name.
+  // (A pool without a creation time is no object of an API server: nothing of it can be in flight.)
+  if (!rebuild.startsWith("1/")) return waiting;
+  const born = pool.creationTimestamp;
+  return waiting.filter((a) =>
+    born && (!a.metadata.creationTimestamp || a.metadata.creationTimestamp <= born)
+  );
 }

@@ -257,7 +257,7 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
   const released = releasesOf(prevStatus, read.ledger, ledger, observed, spec, model, context.now);
   const pending = observed.pending.sort(fifo);
   const uid = pool.metadata.uid ?? "";
-  const waiting = waitingFor(trust, uid, pending);
+  const waiting = waitingFor(trust, pool.metadata, pending);
   const failures: [string, string][] = observed.invalid.map((i) => [i.uid, i.message]);
   const refuse = (uid: string, message: string) => failures.push([uid, message]);
   const outcome: Outcome = problems.length || !spec || !model || !first
@@ -310,7 +310,7 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
   };
   return {
     status,
-    ...(checkpoint.annotations ? { annotations: checkpoint.annotations } : {}),
+    annotations: checkpoint.annotations,
     attachments: [],
     ...(resync.length && !request.finalizing ? { resyncAfterSeconds: Math.min(...resync) } : {}),
     ...(request.finalizing ? { finalized: held === 0 } : {}),

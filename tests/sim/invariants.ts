@@ -394,7 +394,9 @@ export class Invariants {
 /** Whether a pool's ledger is the one its checkpoint names, and not being rebuilt. */
 function ledgerCurrent(pool: Obj): boolean {
   const ledger = pool.status?.ledger;
-  return pool.metadata.annotations?.[CHECKPOINT_ANNOTATION] === ledger?.checkpoint && !ledger?.rebuilding;
+  const checkpoint = pool.metadata.annotations?.[CHECKPOINT_ANNOTATION];
+  return checkpoint === ledger?.checkpoint && !ledger?.rebuilding &&
+    (checkpoint === undefined || checkpoint.endsWith(`/${pool.metadata.uid}`));
 }
 
 /**

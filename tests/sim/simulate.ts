@@ -744,7 +744,7 @@ function isButler(o: Obj): boolean {
 /**
  * The post-restore step of docs/operations.md: a Butler child whose `controller-uid` names no object gets the UID
  * of its parent now, found by its labels (`tenant` names a TenantCluster of its namespace, else `team` a Team), so
- * that Metacontroller adopts it.
+ * that Metacontroller adopts it; a claim's IPAllocation and IPAddress get their claim as owner again.
  */
 export function relabelRestoredChildren(api: ApiServer): void {
   const uids = new Set(api.all().map((o) => o.metadata.uid));
@@ -763,6 +763,28 @@ export function relabelRestoredChildren(api: ApiServer): void {
     if (!parent) continue;
     const next = structuredClone(o);
     next.metadata.labels = { ...labels, "controller-uid": parent.metadata.uid };
+    delete next.metadata.resourceVersion;
+    api.update(next);
+  }
+  // A claim's IPAllocation and IPAddress are a decorator's attachments, matched by owner reference: given back.
+  for (const o of api.all()) {
+    const claim = o.kind === "IPAllocation"
+      ? o.metadata.labels?.["butler.butlerlabs.dev/ipaddressclaim"]
+      : o.kind === "IPAddress"
+      ? o.spec?.claimRef?.name
+      : undefined;
+    if (!claim || (o.metadata.ownerReferences ?? []).length) continue;
+    const owner = api.peek(`ipam.cluster.x-k8s.io/IPAddressClaim/${o.metadata.namespace}/${claim}`);
+    if (!owner) continue;
+    const next = structuredClone(o);
+    next.metadata.ownerReferences = [{
+      apiVersion: owner.apiVersion,
+      kind: owner.kind,
+      name: owner.metadata.name,
+      uid: owner.metadata.uid,
+      controller: true,
+      blockOwnerDeletion: true,
+    }];
     delete next.metadata.resourceVersion;
     api.update(next);
   }
