@@ -36,7 +36,9 @@ function overlapping(held: Map<string, string>): string[] {
     const [s, e] = v.split("-");
     return { k, s: toInt(s!), e: toInt(e!) };
   });
-  return spans.flatMap((x) => spans.filter((y) => y.k > x.k && y.s <= x.e && x.s <= y.e).map((y) => `${x.k}/${y.k}`));
+  return spans.flatMap((x) =>
+    spans.filter((y) => y.k > x.k && y.s <= x.e && x.s <= y.e).map((y) => `${x.k}/${y.k}`)
+  );
 }
 
 Deno.test("durable grants: every status emptied at once moves no range", async (t) => {
@@ -66,7 +68,8 @@ Deno.test("durable grants: every status emptied at once moves no range", async (
     }, 120);
     await kubectlOk(["delete", "ipallocation", "-n", NS, ...GONE, "--wait=true"]);
     for (const gone of GONE) before.delete(gone);
-    const records = JSON.parse(await kubectlOk(["get", "ipallocations", "-n", NS, "-o", "json"])).items as Obj[];
+    const records = JSON.parse(await kubectlOk(["get", "ipallocations", "-n", NS, "-o", "json"]))
+      .items as Obj[];
     assert.equal(
       records.filter((a) => a.metadata.annotations?.["butler.butlerlabs.dev/grant"]).length,
       before.size,
@@ -74,28 +77,50 @@ Deno.test("durable grants: every status emptied at once moves no range", async (
     );
 
     await t.step("the status of the pool and of every IPAllocation emptied at once", async () => {
-      const targets = [["networkpool", POOL, "butler-system"], ...[...before.keys()].map((n) => ["ipallocation", n, NS])];
-      await Promise.all(targets.map(([kind, name, ns]) =>
-        kubectlOk(["patch", kind!, name!, "-n", ns!, "--subresource=status", "--type=merge", "-p", '{"status":null}'])
-      ));
+      const targets = [
+        ["networkpool", POOL, "butler-system"],
+        ...[...before.keys()].map((n) => ["ipallocation", n, NS]),
+      ];
+      await Promise.all(
+        targets.map(([kind, name, ns]) =>
+          kubectlOk([
+            "patch",
+            kind!,
+            name!,
+            "-n",
+            ns!,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            '{"status":null}',
+          ])
+        ),
+      );
     });
 
-    await t.step("every range comes back where it was, none twice, and the pool says it rebuilt", async () => {
-      const after = await eventually("12 ranges Allocated again", async () => {
-        const held = await ranges();
-        return held.size === before.size ? held : undefined;
-      }, 120);
-      const moved = [...before].filter(([k, v]) => after.get(k) !== v).map(([k, v]) => `${k}: ${v} -> ${after.get(k)}`);
-      console.log(`durability: ${moved.length} of ${before.size} ranges moved after every status was emptied`);
-      assert.deepEqual(moved, []);
-      assert.deepEqual(overlapping(after), []);
-      const pool = await eventually("the pool holds 12 grants again", async () => {
-        const p = await getObject("networkpool", POOL, "butler-system") as Obj | undefined;
-        return p?.status?.allocationCount === before.size ? p : undefined;
-      });
-      const rebuilt = (pool.status.conditions as Obj[]).find((c) => c.type === "LedgerRebuilt");
-      assert.equal(rebuilt?.status, "True", JSON.stringify(pool.status.conditions));
-    });
+    await t.step(
+      "every range comes back where it was, none twice, and the pool says it rebuilt",
+      async () => {
+        const after = await eventually("12 ranges Allocated again", async () => {
+          const held = await ranges();
+          return held.size === before.size ? held : undefined;
+        }, 120);
+        const moved = [...before].filter(([k, v]) => after.get(k) !== v).map(([k, v]) =>
+          `${k}: ${v} -> ${after.get(k)}`
+        );
+        console.log(
+          `durability: ${moved.length} of ${before.size} ranges moved after every status was emptied`,
+        );
+        assert.deepEqual(moved, []);
+        assert.deepEqual(overlapping(after), []);
+        const pool = await eventually("the pool holds 12 grants again", async () => {
+          const p = await getObject("networkpool", POOL, "butler-system") as Obj | undefined;
+          return p?.status?.allocationCount === before.size ? p : undefined;
+        });
+        const rebuilt = (pool.status.conditions as Obj[]).find((c) => c.type === "LedgerRebuilt");
+        assert.equal(rebuilt?.status, "True", JSON.stringify(pool.status.conditions));
+      },
+    );
 
     await t.step("a new request is granted afterwards, outside every kept range", async () => {
       await apply({
