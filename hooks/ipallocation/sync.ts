@@ -107,14 +107,16 @@ function project(request: DecoratorRequest): Projection {
   if (grant) {
     // Recorded first, reported once the record is seen on the object: nothing uses an address not yet durable.
     const record = { pool: poolName, family: grant.family, range: grant.range, grantedAt: grant.grantedAt };
-    return { ...waiting(poolName), annotations: { [GRANT_ANNOTATION]: formatGrantRecord(record) } };
+    const annotations = { [GRANT_ANNOTATION]: formatGrantRecord(record) };
+    // One that already reports it (written before grants were recorded) keeps saying so while it is recorded.
+    const reported = recorded && recorded.startAddress === formatAddress(grant.family, grant.range.start) &&
+      recorded.endAddress === formatAddress(grant.family, grant.range.end);
+    return { ...(reported ? fromRecord(record, grant, pool) : waiting(poolName)), annotations };
   }
   const rebuilding = status.ledger?.rebuilding;
   if (trusted && typeof rebuilding === "string") {
-    const seen = (obj.metadata.annotations as Record<string, unknown> | undefined)?.[LEDGER_SEEN_ANNOTATION];
-    return seen === rebuilding
-      ? waiting(poolName)
-      : { ...waiting(poolName), annotations: { [LEDGER_SEEN_ANNOTATION]: rebuilding } };
+    // Says which rebuild it has seen (the same answer again once it is written: Metacontroller skips it).
+    return { ...waiting(poolName), annotations: { [LEDGER_SEEN_ANNOTATION]: rebuilding } };
   }
   const failure = status.failures?.[uid];
   if (typeof failure === "string") {
