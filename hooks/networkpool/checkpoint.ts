@@ -118,7 +118,7 @@ export function rebuiltCondition(
       : trust.state === "lost" && trust.serial === 0
       ? `a new ledger (no checkpoint yet) starts from the ${records} grant(s) recorded on its IPAllocations`
       : trust.state === "lost"
-      ? `status.ledger did not match the pool's checkpoint (status lost, rolled back or restored): rebuilt from ${records} grant(s) recorded on their IPAllocations`
+      ? `status.ledger did not match the pool's checkpoint (status lost, rolled back or restored): rebuilt with ${records} grant(s): those recorded on their IPAllocations, and those of the old ledger whose IPAllocations exist and record nothing else`
       : "the ledger was rebuilt from the grants recorded on their IPAllocations; granting again",
   };
 }
