@@ -21,6 +21,7 @@ import { findGrant } from "../../lib/pool_ledger/mod.ts";
 import { z } from "zod";
 import {
   CHECKPOINT_ANNOTATION,
+  checkpointSerial,
   formatGrantRecord,
   GRANT_ANNOTATION,
   type GrantRecord,
@@ -102,7 +103,7 @@ function project(request: DecoratorRequest): Projection {
   const annotated = (pool.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations?.[
     CHECKPOINT_ANNOTATION
   ];
-  const trusted = annotated === status.ledger?.checkpoint;
+  const trusted = ledgerTrusted(annotated, status.ledger?.checkpoint);
   const grant = trusted ? findGrant(status, uid) : undefined;
   if (grant) {
     // Recorded first, reported once the record is seen on the object: nothing uses an address not yet durable.
@@ -124,6 +125,19 @@ function project(request: DecoratorRequest): Projection {
   }
   if (recorded) return keptRecord(recorded, `NetworkPool ${poolName} holds no grant for it`);
   return waiting(poolName);
+}
+
+/**
+ * Whether a pool's ledger may be copied from: its checkpoint is the annotation's, or the next one (Metacontroller
+ * writes a decorator's status before its metadata: the status runs one ahead until the annotation lands, and a
+ * pool that then rebuilds keeps the entries of the holders that exist). A lost, rolled-back or restored ledger
+ * (no checkpoint, an older one, another UID) is not. Both absent: a ledger from before checkpoints.
+ */
+function ledgerTrusted(annotated: unknown, stored: unknown): boolean {
+  if (annotated === stored) return true;
+  if (typeof annotated !== "string" || typeof stored !== "string") return false;
+  const uid = annotated.slice(annotated.indexOf("/"));
+  return stored.endsWith(uid) && checkpointSerial(stored) === checkpointSerial(annotated) + 1;
 }
 
 /** Waiting for the pool to grant (or for the grant's record to be seen on the object). */
