@@ -161,11 +161,13 @@ export function waitingFor(
   if (rebuild === undefined) return [];
   const waiting = unseen(pending, rebuild);
   // A pool that never had a checkpoint (new, or recreated under its name) can only have had a grant copied by an
-  // allocation older than itself: one created after it never saw another ledger of this name.
+  // allocation older than itself: one created after it never saw another ledger of this name. (Created in the same
+  // second counts as after: a pool deleted past its finalizer and created again within it is not a case to stall a
+  // burst of new allocations for.)
   // (A pool without a creation time is no object of an API server: nothing of it can be in flight.)
   if (!rebuild.startsWith("1/")) return waiting;
   const born = pool.creationTimestamp;
   return waiting.filter((a) =>
-    born && (!a.metadata.creationTimestamp || a.metadata.creationTimestamp <= born)
+    born && (!a.metadata.creationTimestamp || a.metadata.creationTimestamp < born)
   );
 }
