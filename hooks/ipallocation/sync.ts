@@ -106,18 +106,23 @@ function project(request: DecoratorRequest): Projection {
   const trusted = ledgerTrusted(annotated, status.ledger?.checkpoint);
   const grant = trusted ? findGrant(status, uid) : undefined;
   if (grant) {
-    // Recorded first, reported once the record is seen on the object: nothing uses an address not yet durable.
+    // Recorded and reported by the same sync: Metacontroller writes the status, then the record, fenced by the
+    // status write's resourceVersion. A status written without its record (the second write lost) still states
+    // the grant, which a rebuilt pool takes back first; the next sync writes the record.
     const record = { pool: poolName, family: grant.family, range: grant.range, grantedAt: grant.grantedAt };
-    const annotations = { [GRANT_ANNOTATION]: formatGrantRecord(record) };
-    // One that already reports it (written before grants were recorded) keeps saying so while it is recorded.
-    const reported = recorded && recorded.startAddress === formatAddress(grant.family, grant.range.start) &&
-      recorded.endAddress === formatAddress(grant.family, grant.range.end);
-    return { ...(reported ? fromRecord(record, grant, pool) : waiting(poolName)), annotations };
+    return {
+      ...fromRecord(record, grant, pool),
+      annotations: { [GRANT_ANNOTATION]: formatGrantRecord(record) },
+    };
   }
   const rebuilding = status.ledger?.rebuilding;
   if (trusted && typeof rebuilding === "string") {
-    // Says which rebuild it has seen (the same answer again once it is written: Metacontroller skips it).
-    return { ...waiting(poolName), annotations: { [LEDGER_SEEN_ANNOTATION]: rebuilding } };
+    // Says which rebuild it has seen (the same answer again once it is written: Metacontroller skips it), and
+    // keeps a grant its status states: the pool takes it back once every allocation has seen the rebuild.
+    const seen = { [LEDGER_SEEN_ANNOTATION]: rebuilding };
+    return recorded
+      ? { ...keptRecord(recorded, `NetworkPool ${poolName} is rebuilding its ledger`), annotations: seen }
+      : { ...waiting(poolName), annotations: seen };
   }
   const failure = status.failures?.[uid];
   if (typeof failure === "string") {
