@@ -2,8 +2,9 @@
  * `main.ts plan`: what the API server, admission and the controllers will do with a folder of manifests, offline.
  * Reads the files, runs {@linkcode runPlan} (which judges Butler's kinds against the install's CRDs in process)
  * and prints the result; kubectl-validate, when installed, checks the core and RBAC kinds and gives a second
- * opinion on Butler's. Exit codes: 0 everything admitted, converged and Ready; 1 something refused; 3 admitted
- * but not Ready, failing or not converging; 2 bad usage or unreadable input (`--fail-on` chooses what fails).
+ * opinion on Butler's. Exit codes: 0 everything admitted, converged and Ready (or waiting only on objects of a kind
+ * the plan was given none of); 1 something refused; 3 admitted but not Ready, failing or not converging; 2 a
+ * document that cannot be read (the rest is planned) or bad usage (`--fail-on` chooses what fails).
  *
  * @module
  */
@@ -29,6 +30,7 @@ import {
   resultLine,
   runPlan,
   type SourcedObject,
+  type Unreadable,
   verdictOf,
   withoutServerFields,
 } from "./lib/plan/mod.ts";
@@ -38,13 +40,15 @@ const USAGE = `usage: main.ts plan [options] <dir|file|->...
   the controllers will do with them
 options:
   --live FILE          objects the cluster holds already (kubectl get -o yaml); may be repeated
-  --output FORMAT      text (default), yaml or json (the resulting objects as a List)
+  --output FORMAT      text (default), yaml or json (the resulting objects as a List, and in its refused
+                       list each refused input: source, line, by, message and the object as written)
   --diff               print what changes against the --live objects
   --now TIME           the instant the hooks see, RFC 3339 (default: the current time)
   --namespace NAME     namespace of namespaced objects that name none (default: default)
   --fail-on WHAT       what fails the run: not-ready (default: a refusal exits 1, anything not Ready, a failing
                        sync or no fixed point exits 3), refused (only a refusal, exit 1) or none (exit 0)
-exit codes: 0 admitted and Ready, 1 refused, 2 bad usage or unreadable input, 3 not Ready or not converging
+exit codes: 0 admitted and Ready (or waiting only on objects of a kind the input and --live hold none of),
+  1 refused, 2 a document that cannot be read (the others are planned) or bad usage, 3 not Ready or not converging
 environment:
   KUBECTL_VALIDATE     path of kubectl-validate (default: kubectl-validate on PATH). Optional: Butler's kinds
                        are checked in process against the CRDs; kubectl-validate adds the core and RBAC kinds'
@@ -72,7 +76,7 @@ function usage(message: string): never {
 }
 
 /** An input error: said alone (the usage is not the problem), exit 2. */
-function unreadable(message: string): never {
+function inputError(message: string): never {
   console.error(`plan: ${message}`);
   Deno.exit(EXIT.unreadable);
 }
@@ -118,15 +122,18 @@ function parseArgs(argv: readonly string[]): Args {
   return args;
 }
 
-async function read(paths: readonly string[]): Promise<SourcedObject[]> {
+/** The objects of the files below `paths`, and the documents kubectl could not read. */
+async function read(
+  paths: readonly string[],
+): Promise<{ objects: SourcedObject[]; unreadable: Unreadable[] }> {
   const objects: SourcedObject[] = [];
-  const errors: string[] = [];
+  const unreadable: Unreadable[] = [];
   for (const path of paths) {
     let files: string[];
     try {
       files = manifestFiles(path);
     } catch (err) {
-      unreadable(`cannot read ${path}: ${err instanceof Error ? err.message : err}`);
+      inputError(`cannot read ${path}: ${err instanceof Error ? err.message : err}`);
     }
     for (const file of files) {
       const text = file === "-"
@@ -134,26 +141,33 @@ async function read(paths: readonly string[]): Promise<SourcedObject[]> {
         : Deno.readTextFileSync(file);
       const parsed = parseManifests(text, file === "-" ? "(stdin)" : file);
       objects.push(...parsed.objects);
-      errors.push(...parsed.errors);
+      unreadable.push(...parsed.unreadable);
     }
   }
-  if (errors.length) unreadable(`unreadable manifests:\n  ${errors.join("\n  ")}`);
-  return objects;
+  return { objects, unreadable };
 }
 
-/** kubectl-validate's refusals of the input (CRD schemas and CEL), by index; `undefined` when it is not installed. */
+/** What kubectl-validate said of the input: its refusals by index, or why it did not run. */
+type SecondOpinion =
+  | { readonly ran: true; readonly refusals: Map<number, Omit<Refusal, "by">> }
+  | { readonly ran: false; readonly why: "not found" | "nothing to check" };
+
+/** kubectl-validate's refusals of the input (CRD schemas and CEL), by index, or why it did not run. */
 async function schemaRefusals(
   objects: readonly SourcedObject[],
   kinds: (o: Obj) => boolean,
-): Promise<Map<number, Omit<Refusal, "by">> | undefined> {
+): Promise<SecondOpinion> {
   const bin = Deno.env.get("KUBECTL_VALIDATE") ?? "kubectl-validate";
+  const indexes = objects.flatMap((o, i) => (kinds(o.object) ? [i] : []));
+  if (!indexes.length) {
+    // Whether it is installed decides what the line says; it is not run with nothing to check.
+    return { ran: false, why: await startable(bin) ? "nothing to check" : "not found" };
+  }
   const dir = Deno.makeTempDirSync({ prefix: "butler-plan-" });
   try {
-    const indexes = objects.flatMap((o, i) => (kinds(o.object) ? [i] : []));
     for (const i of indexes) {
       Deno.writeTextFileSync(`${dir}/${String(i).padStart(6, "0")}.json`, JSON.stringify(objects[i]!.object));
     }
-    if (!indexes.length) return new Map();
     let out: Deno.CommandOutput;
     try {
       out = await new Deno.Command(bin, {
@@ -162,7 +176,7 @@ async function schemaRefusals(
         stderr: "piped",
       }).output();
     } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return undefined;
+      if (err instanceof Deno.errors.NotFound) return { ran: false, why: "not found" };
       throw err;
     }
     const text = new TextDecoder().decode(out.stdout);
@@ -178,9 +192,19 @@ async function schemaRefusals(
         refusals.set(index, invalidMessage(failed, objects[index]?.object));
       }
     }
-    return refusals;
+    return { ran: true, refusals };
   } finally {
     Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+/** Whether a program can be started (`--help`), without running it on anything. */
+async function startable(bin: string): Promise<boolean> {
+  try {
+    await new Deno.Command(bin, { args: ["--help"], stdout: "null", stderr: "null" }).output();
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -207,13 +231,22 @@ const now = args.now === undefined ? formatTime(new Date()) : (() => {
   const t = parseTime(args.now!);
   return t ? formatTime(t) : usage(`--now must be an RFC 3339 time, not ${JSON.stringify(args.now)}`);
 })();
-const desired = await read(args.paths);
-if (!desired.length) unreadable(`no manifests found in ${args.paths.join(", ")}`);
-const live = (await read(args.live)).map((o) => withoutServerFields(o.object));
+const { objects: desired, unreadable } = await read(args.paths);
+if (!desired.length && !unreadable.length) inputError(`no manifests found in ${args.paths.join(", ")}`);
+const liveInput = await read(args.live);
+if (liveInput.unreadable.length) {
+  inputError(
+    `unreadable --live documents:\n  ${
+      liveInput.unreadable.map((u) => `${u.source}, line ${u.line}: ${u.message}`).join("\n  ")
+    }`,
+  );
+}
+const live = liveInput.objects.map((o) => withoutServerFields(o.object));
 // kubectl-validate compiles the CRDs for a few hundred milliseconds: it runs while the install is read.
 const validating = schemaRefusals(desired, (o) => VALIDATED_GROUPS.has(groupOf(o.apiVersion)));
 const installed = readInstall(ROOT);
-const external = await validating;
+const opinion = await validating;
+const external = opinion.ran ? opinion.refusals : undefined;
 const result = await runPlan({
   desired,
   live,
@@ -222,17 +255,20 @@ const result = await runPlan({
   routes: HOOK_ROUTES,
   ...(external ? { schema: external } : {}),
   defaultNamespace: args.namespace,
+  unreadable,
 });
 const disagreements = external ? secondOpinion(external, desired, result.outcomes) : [];
 const notes = [
   `Schemas and CEL rules of Butler's kinds: checked in process against manifests/crds.`,
-  external
-    ? disagreements.length
-      ? `Second opinion (kubectl-validate): disagrees on ${disagreements.length} object(s):\n  ${
-        disagreements.join("\n  ")
-      }`
-      : "Second opinion (kubectl-validate): agrees; core and RBAC kinds checked by it."
-    : "Core and RBAC kinds: schemas not checked (kubectl-validate not found; optional).",
+  !opinion.ran
+    ? opinion.why === "not found"
+      ? "Core and RBAC kinds: schemas not checked (kubectl-validate not found; optional)."
+      : "Second opinion (kubectl-validate): not run (no object of the core, RBAC or Butler's kinds)."
+    : disagreements.length
+    ? `Second opinion (kubectl-validate): disagrees on ${disagreements.length} object(s):\n  ${
+      disagreements.join("\n  ")
+    }`
+    : "Second opinion (kubectl-validate): agrees; core and RBAC kinds checked by it.",
 ];
 if (args.output === "text") console.log(renderText(result, notes).trimEnd());
 else console.log(renderObjects(result, args.output).trimEnd());

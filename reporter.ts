@@ -10,6 +10,7 @@ import { clearLibraryVariables, loadReporterConfig, readEnv, REPORTER_VARIABLES 
 import { createProcessLog, type ProcessLog } from "./lib/log/mod.ts";
 import { createDelegatedAuth, createKubeClient, loadKubeConfig } from "./lib/kube/mod.ts";
 import { startReporter } from "./lib/reporter/mod.ts";
+import { registerBuildInfo, VERSION } from "./lib/build/mod.ts";
 
 const processLog = createProcessLog({ component: "reporter" });
 const log = processLog.info;
@@ -32,6 +33,7 @@ if (!connection) fail("the reporter needs the Kubernetes API: run it in a pod or
 
 const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
+registerBuildInfo(registry, "reporter");
 const kube = createKubeClient(connection, { timeoutMs: 10_000, retries: 2 });
 const reporter = startReporter({
   kube,
@@ -69,7 +71,11 @@ const server = Deno.serve({
   hostname: config.host,
   port: config.port,
   onListen: ({ hostname, port }) =>
-    log({ msg: `reporter probes and metrics on http://${hostname}:${port}`, identity: config.identity }),
+    log({
+      msg: `butler reporter ${VERSION}: probes and metrics on http://${hostname}:${port}`,
+      version: VERSION,
+      identity: config.identity,
+    }),
 }, async (req) => {
   const path = new URL(req.url).pathname;
   if (path === "/healthz") return new Response("ok\n");

@@ -6,13 +6,15 @@ import type { AdmissionReviewRequest } from "../lib/contract/mod.ts";
 import { admitTeam } from "../hooks/team/admission.ts";
 import { admitTenantCluster } from "../hooks/tenantcluster/admission.ts";
 import { admitProviderConfig } from "../hooks/providerconfig/admission.ts";
+import { count, RUNS, sized } from "./smoke.ts";
 
 const root = new URL("../tests/fixtures", import.meta.url).pathname;
 const review = (path: string) =>
   JSON.parse(Deno.readTextFileSync(`${root}/${path}/request.json`)) as AdmissionReviewRequest;
 const reads = (path: string) => JSON.parse(Deno.readTextFileSync(`${root}/${path}/reads.json`));
 
-const clusters = Array.from({ length: 1000 }, (_, i) => ({
+const CLUSTERS = sized(1000, 50);
+const clusters = Array.from({ length: CLUSTERS }, (_, i) => ({
   metadata: {
     name: `c${i}`,
     namespace: `team-${i % 20}`,
@@ -26,19 +28,35 @@ const tcCreate = review("tenantcluster/admission/team-scoped-provider-of-another
 const tcReads = Object.values(reads("tenantcluster/admission/team-scoped-provider-of-another-team"))[0];
 
 // A list read anew (the namespace changed since the last review) is counted; the same list again is looked up.
-Deno.bench("admission: ProviderConfig delete, 1,000 TenantClusters, a list read anew", () => {
-  admitProviderConfig(pcDelete, undefined, { tenantClusters: [...clusters] });
-});
-Deno.bench("admission: ProviderConfig delete, 1,000 TenantClusters, the same list again", () => {
-  admitProviderConfig(pcDelete, undefined, { tenantClusters: clusters });
-});
-Deno.bench("admission: Team environment removal, 1,000 TenantClusters, a list read anew", () => {
-  admitTeam(teamUpdate, undefined, { tenantClusters: [...clusters] });
-});
-Deno.bench("admission: Team environment removal, 1,000 TenantClusters, the same list again", () => {
-  admitTeam(teamUpdate, undefined, { tenantClusters: clusters });
-});
-Deno.bench("admission: TenantCluster with another team's ProviderConfig", () => {
+Deno.bench(
+  `admission: ProviderConfig delete, ${count(CLUSTERS)} TenantClusters, a list read anew`,
+  RUNS,
+  () => {
+    admitProviderConfig(pcDelete, undefined, { tenantClusters: [...clusters] });
+  },
+);
+Deno.bench(
+  `admission: ProviderConfig delete, ${count(CLUSTERS)} TenantClusters, the same list again`,
+  RUNS,
+  () => {
+    admitProviderConfig(pcDelete, undefined, { tenantClusters: clusters });
+  },
+);
+Deno.bench(
+  `admission: Team environment removal, ${count(CLUSTERS)} TenantClusters, a list read anew`,
+  RUNS,
+  () => {
+    admitTeam(teamUpdate, undefined, { tenantClusters: [...clusters] });
+  },
+);
+Deno.bench(
+  `admission: Team environment removal, ${count(CLUSTERS)} TenantClusters, the same list again`,
+  RUNS,
+  () => {
+    admitTeam(teamUpdate, undefined, { tenantClusters: clusters });
+  },
+);
+Deno.bench("admission: TenantCluster with another team's ProviderConfig", RUNS, () => {
   admitTenantCluster(tcCreate, { now: new Date(0) }, { provider: tcReads, clusters: [] });
 });
 
@@ -63,7 +81,7 @@ Object.assign(quotaTeam.spec.resourceLimits, {
   deniedAddons: ["gpu-operator"],
   allowedAddons: ["cilium", "longhorn", "istio"],
 });
-const teamClusters = Array.from({ length: 1000 }, (_, i) => ({
+const teamClusters = Array.from({ length: CLUSTERS }, (_, i) => ({
   metadata: {
     name: `c${i}`,
     namespace: "team-payments",
@@ -92,23 +110,31 @@ const quotaLedger = {
   ),
 };
 const quotaNow = { now: new Date("2026-11-22T10:00:00Z") };
-Deno.bench("admission: TenantCluster create, quotas over 1,000 TenantClusters, a list read anew", () => {
-  const d = admitTenantCluster(quotaReview, quotaNow, {
-    ...quotaReads,
-    clusters: [...teamClusters],
-    provider: Object.entries(quotaReads).find(([k]) => k.includes("/providerconfigs/"))![1],
-    team: quotaTeam,
-    ledger: quotaLedger,
-  });
-  if (!("write" in d)) throw new Error(`expected an admitted, reserved create: ${JSON.stringify(d)}`);
-});
-Deno.bench("admission: TenantCluster create, quotas over 1,000 TenantClusters, the same list again", () => {
-  const d = admitTenantCluster(quotaReview, quotaNow, {
-    ...quotaReads,
-    clusters: teamClusters,
-    provider: Object.entries(quotaReads).find(([k]) => k.includes("/providerconfigs/"))![1],
-    team: quotaTeam,
-    ledger: quotaLedger,
-  });
-  if (!("write" in d)) throw new Error(`expected an admitted, reserved create: ${JSON.stringify(d)}`);
-});
+Deno.bench(
+  `admission: TenantCluster create, quotas over ${count(CLUSTERS)} TenantClusters, a list read anew`,
+  RUNS,
+  () => {
+    const d = admitTenantCluster(quotaReview, quotaNow, {
+      ...quotaReads,
+      clusters: [...teamClusters],
+      provider: Object.entries(quotaReads).find(([k]) => k.includes("/providerconfigs/"))![1],
+      team: quotaTeam,
+      ledger: quotaLedger,
+    });
+    if (!("write" in d)) throw new Error(`expected an admitted, reserved create: ${JSON.stringify(d)}`);
+  },
+);
+Deno.bench(
+  `admission: TenantCluster create, quotas over ${count(CLUSTERS)} TenantClusters, the same list again`,
+  RUNS,
+  () => {
+    const d = admitTenantCluster(quotaReview, quotaNow, {
+      ...quotaReads,
+      clusters: teamClusters,
+      provider: Object.entries(quotaReads).find(([k]) => k.includes("/providerconfigs/"))![1],
+      team: quotaTeam,
+      ledger: quotaLedger,
+    });
+    if (!("write" in d)) throw new Error(`expected an admitted, reserved create: ${JSON.stringify(d)}`);
+  },
+);

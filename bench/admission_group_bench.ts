@@ -9,11 +9,12 @@
 import { HOOK_ROUTES } from "../hooks/mod.ts";
 import type { KubeClient } from "../lib/kube/mod.ts";
 import { createTestApp, tenantClusterCreateReview } from "../lib/testing/mod.ts";
+import { RUNS, sized } from "./smoke.ts";
 
 const NS = "team-t";
 const LEDGER = `/api/v1/namespaces/${NS}/configmaps/butler-quota-ledger`;
-const STORED = 1100;
-const BURST = 200;
+const STORED = sized(1100, 50);
+const BURST = sized(200, 10);
 
 type Obj = Record<string, unknown>;
 const tenantCluster = (name: string, rv: number) => ({
@@ -101,7 +102,9 @@ await burst(none);
 Deno.bench(`${BURST} concurrent creates, ${STORED} clusters stored, no limit (no ledger write)`, {
   group: "admission burst",
   baseline: true,
+  ...RUNS,
 }, async () => await burst(none));
 Deno.bench(`${BURST} concurrent creates, ${STORED} clusters stored, every limit in force (group commit)`, {
   group: "admission burst",
+  ...RUNS,
 }, async () => await burst(quotas));

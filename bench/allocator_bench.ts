@@ -7,6 +7,7 @@
  * and as BigInt ranges.
  */
 import { Allocator, type OffsetRanges, parseCidr, type Range } from "../lib/ipam/mod.ts";
+import { count, RUNS, sized } from "./smoke.ts";
 
 /** Deterministic grants of 1..16 addresses separated by gaps of 1..16, from the start of the pool. */
 function scatter(start: bigint, count: number): Range[] {
@@ -77,49 +78,65 @@ function bitmapAllocate(
   return best + base;
 }
 
-const v4at12 = setup("10.16.0.0/12", 10_000);
+const N12 = sized(10_000, 100);
+const N8 = sized(100_000, 100);
+const N64 = sized(10_000, 100);
+const N16 = sized(625, 100);
+const v4at12 = setup("10.16.0.0/12", N12);
 /** The same grants as the NetworkPool ledger decodes them: number offsets from the pool's first address. */
 const v4at12Offsets: OffsetRanges = {
   base: v4at12.cidr.start,
   starts: v4at12.model.allocations.map((r) => Number(r.start - v4at12.cidr.start)),
   ends: v4at12.model.allocations.map((r) => Number(r.end - v4at12.cidr.start)),
 };
-const v4at8 = setup("10.0.0.0/8", 100_000);
-const v6at64 = setup("fd00:1:2:3::/64", 10_000);
-const v4at16 = setup("10.40.0.0/16", 625);
+const v4at8 = setup("10.0.0.0/8", N8);
+const v6at64 = setup("fd00:1:2:3::/64", N64);
+const v4at16 = setup("10.40.0.0/16", N16);
 
 Deno.bench(
-  "interval best-fit, grants as the ledger gives them (offsets): /12 holding 10,000 allocations",
-  { group: "/12", baseline: true },
+  `interval best-fit, grants as the ledger gives them (offsets): /12 holding ${count(N12)} allocations`,
+  { group: "/12", baseline: true, ...RUNS },
   () => {
     Allocator.create({ ...v4at12.model, allocations: v4at12Offsets }).allocate(8);
   },
 );
 Deno.bench(
-  "interval best-fit, grants as BigInt ranges: /12 holding 10,000 allocations",
-  { group: "/12" },
+  `interval best-fit, grants as BigInt ranges: /12 holding ${count(N12)} allocations`,
+  { group: "/12", ...RUNS },
   () => {
     Allocator.create(v4at12.model).allocate(8);
   },
 );
-Deno.bench("bitmap baseline: /12 holding 10,000 allocations", { group: "/12" }, () => {
+Deno.bench(`bitmap baseline: /12 holding ${count(N12)} allocations`, { group: "/12", ...RUNS }, () => {
   bitmapAllocate(v4at12.cidr, v4at12.model.reserved, v4at12.model.allocations, 8);
 });
-Deno.bench("bitmap baseline (Uint8Array): /12 holding 10,000 allocations", { group: "/12" }, () => {
-  bitmapAllocate(v4at12.cidr, v4at12.model.reserved, v4at12.model.allocations, 8, true);
-});
-Deno.bench("interval best-fit: /16 holding 625 allocations", { group: "/16", baseline: true }, () => {
+Deno.bench(
+  `bitmap baseline (Uint8Array): /12 holding ${count(N12)} allocations`,
+  { group: "/12", ...RUNS },
+  () => {
+    bitmapAllocate(v4at12.cidr, v4at12.model.reserved, v4at12.model.allocations, 8, true);
+  },
+);
+Deno.bench(`interval best-fit: /16 holding ${count(N16)} allocations`, {
+  group: "/16",
+  baseline: true,
+  ...RUNS,
+}, () => {
   Allocator.create(v4at16.model).allocate(8);
 });
-Deno.bench("bitmap baseline: /16 holding 625 allocations", { group: "/16" }, () => {
+Deno.bench(`bitmap baseline: /16 holding ${count(N16)} allocations`, { group: "/16", ...RUNS }, () => {
   bitmapAllocate(v4at16.cidr, v4at16.model.reserved, v4at16.model.allocations, 8);
 });
-Deno.bench("bitmap baseline (Uint8Array): /16 holding 625 allocations", { group: "/16" }, () => {
-  bitmapAllocate(v4at16.cidr, v4at16.model.reserved, v4at16.model.allocations, 8, true);
-});
-Deno.bench("interval best-fit: /8 holding 100,000 allocations", () => {
+Deno.bench(
+  `bitmap baseline (Uint8Array): /16 holding ${count(N16)} allocations`,
+  { group: "/16", ...RUNS },
+  () => {
+    bitmapAllocate(v4at16.cidr, v4at16.model.reserved, v4at16.model.allocations, 8, true);
+  },
+);
+Deno.bench(`interval best-fit: /8 holding ${count(N8)} allocations`, RUNS, () => {
   Allocator.create(v4at8.model).allocate(8);
 });
-Deno.bench("interval best-fit: IPv6 /64 holding 10,000 allocations", () => {
+Deno.bench(`interval best-fit: IPv6 /64 holding ${count(N64)} allocations`, RUNS, () => {
   Allocator.create(v6at64.model).allocate(8);
 });

@@ -7,8 +7,9 @@
  */
 import { poolSyncBody } from "./pool_data.ts";
 import { jsonParseCost } from "../lib/http/json_cost.ts";
+import { RUNS, sized } from "./smoke.ts";
 
-const pool = new TextEncoder().encode(poolSyncBody(5000, 10, "v2", "as-sent"));
+const pool = new TextEncoder().encode(poolSyncBody(sized(5000, 50), 10, "v2", "as-sent"));
 const review = new TextEncoder().encode(
   Deno.readTextFileSync(
     new URL(
@@ -18,17 +19,20 @@ const review = new TextEncoder().encode(
   ),
 );
 
-for (const [label, body] of [["a 16 MB pool sync", pool], ["a TenantCluster review", review]] as const) {
+const poolLabel = sized("a 16 MB pool sync", "a small pool sync");
+for (const [label, body] of [[poolLabel, pool], ["a TenantCluster review", review]] as const) {
   const size = `${(body.length / 1e6).toFixed(body.length > 1e6 ? 1 : 4)} MB`;
   Deno.bench({
     name: `${label} (${size}): decode and JSON.parse`,
     group: label,
     baseline: true,
+    ...RUNS,
     fn: () => void JSON.parse(new TextDecoder().decode(body)),
   });
   Deno.bench({
     name: `${label} (${size}): the scan that charges it`,
     group: label,
+    ...RUNS,
     fn: () => void jsonParseCost(body, Infinity),
   });
 }

@@ -18,6 +18,7 @@ import {
   uidToken,
   writeLedgerV1,
 } from "../lib/pool_ledger/mod.ts";
+import { RUNS, sized } from "./smoke.ts";
 
 const BASE = 0x0a100000n; // 10.16.0.0/12
 const POOL = {
@@ -68,17 +69,17 @@ function syncLedgerV1(grants: unknown) {
   return writeLedgerV1([...read.grants, grant]);
 }
 
-for (const n of [10_000, 20_000]) {
+for (const n of sized([10_000, 20_000], [100])) {
   const { v1, v2 } = statuses(n);
   const group = `${n} grants`;
   Deno.bench(
     `first format (status.grants): read + allocate + write, ${n} grants`,
-    { group, baseline: true },
+    { group, baseline: true, ...RUNS },
     () => {
       syncLedgerV1(v1.grants);
     },
   );
-  Deno.bench(`ledger (status.ledger): read + allocate + write, ${n} grants`, { group }, () => {
+  Deno.bench(`ledger (status.ledger): read + allocate + write, ${n} grants`, { group, ...RUNS }, () => {
     syncLedger(v2);
   });
 }

@@ -12,8 +12,10 @@ import {
   renderPoolSvg,
   renderPoolText,
 } from "../cli/pool_show.ts";
+import { count, RUNS, sized } from "./smoke.ts";
 
-const body = JSON.parse(poolSyncBody(20_000, 0)) as {
+const GRANTS = sized(20_000, 100);
+const body = JSON.parse(poolSyncBody(GRANTS, 0)) as {
   object: PoolObject;
   related: Record<string, Record<string, AllocationInfo>>;
 };
@@ -26,14 +28,20 @@ function report() {
   return r.report;
 }
 const rendered = renderPoolText(report());
-if (!rendered.includes("20000")) throw new Error("the benchmark pool does not have 20,000 grants");
+if (!rendered.includes(String(GRANTS))) {
+  throw new Error(`the benchmark pool does not have ${count(GRANTS)} grants`);
+}
 
-Deno.bench("pool show, 20,000 grants: report and text", { group: "pool show", baseline: true }, () => {
+Deno.bench(`pool show, ${count(GRANTS)} grants: report and text`, {
+  group: "pool show",
+  baseline: true,
+  ...RUNS,
+}, () => {
   renderPoolText(report());
 });
-Deno.bench("pool show, 20,000 grants: report and SVG", { group: "pool show" }, () => {
+Deno.bench(`pool show, ${count(GRANTS)} grants: report and SVG`, { group: "pool show", ...RUNS }, () => {
   renderPoolSvg(report());
 });
-Deno.bench("pool show, 20,000 grants: report and JSON", { group: "pool show" }, () => {
+Deno.bench(`pool show, ${count(GRANTS)} grants: report and JSON`, { group: "pool show", ...RUNS }, () => {
   JSON.stringify(report());
 });

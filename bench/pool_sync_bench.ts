@@ -10,20 +10,21 @@
 import { HOOK_ROUTES } from "../hooks/mod.ts";
 import { createTestApp } from "../lib/testing/mod.ts";
 import { poolSyncBody, postPoolSync } from "./pool_data.ts";
+import { RUNS, sized } from "./smoke.ts";
 
 const NEW = 10;
 const { app } = createTestApp(HOOK_ROUTES);
 
 const sync = (body: string) => postPoolSync(app, body);
 
-for (const grants of [5000, 20000]) {
+for (const grants of sized([5000, 20000], [100])) {
   const body = poolSyncBody(grants, NEW);
   const response = JSON.parse(await sync(body));
   const group = `${grants} grants`;
   const size = `${(body.length / 1e6).toFixed(1)} MB request`;
   Deno.bench(
     `JSON.parse + JSON.stringify only: ${grants} grants (${size})`,
-    { group, baseline: true },
+    { group, baseline: true, ...RUNS },
     () => {
       JSON.parse(body);
       JSON.stringify(response);
@@ -31,17 +32,18 @@ for (const grants of [5000, 20000]) {
   );
   Deno.bench(
     `NetworkPool sync over HTTP: /12, ${grants} grants, ${NEW} new (${size})`,
-    { group },
+    { group, ...RUNS },
     async () => {
       await sync(body);
     },
   );
 }
 
-const v1 = poolSyncBody(5000, NEW, "v1");
+const V1_GRANTS = sized(5000, 100);
+const v1 = poolSyncBody(V1_GRANTS, NEW, "v1");
 Deno.bench(
-  "NetworkPool sync over HTTP, first format (status.grants) migrated: 5000 grants",
-  { group: "upgrade" },
+  `NetworkPool sync over HTTP, first format (status.grants) migrated: ${V1_GRANTS} grants`,
+  { group: "upgrade", ...RUNS },
   async () => {
     await sync(v1);
   },

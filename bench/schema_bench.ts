@@ -7,10 +7,12 @@ import { readInstall } from "../lib/plan/mod.ts";
 import { crdKinds, judge, type ManifestObject } from "../lib/schema/mod.ts";
 import { corpus } from "../tests/schema/corpus.ts";
 import { APPLIED_TOGETHER, examples } from "../tests/plan/helpers.ts";
+import { RUNS, SMOKE } from "./smoke.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const kinds = crdKinds(readInstall(ROOT));
-const cases = corpus(ROOT);
+const all = corpus(ROOT);
+const cases = SMOKE ? all.slice(0, 50) : all;
 const seeds = examples(...APPLIED_TOGETHER).map((s) => s.object as unknown as ManifestObject)
   .filter((o) => kinds.has(`${o.apiVersion}/${o.kind}`));
 
@@ -19,6 +21,7 @@ Deno.bench({
   group: "schema",
   n: 5,
   warmup: 1,
+  ...RUNS,
   fn() {
     for (const c of cases) judge(kinds, c.object);
   },
@@ -29,6 +32,7 @@ Deno.bench({
   group: "schema",
   n: 20,
   warmup: 2,
+  ...RUNS,
   fn() {
     for (const o of seeds) if (!judge(kinds, o).ok) throw new Error("an example is refused");
   },

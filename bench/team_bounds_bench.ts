@@ -9,6 +9,7 @@ import { HOOK_ROUTES } from "../hooks/mod.ts";
 import { TEAM_BOUNDS } from "../lib/api/mod.ts";
 import { createTestApp } from "../lib/testing/mod.ts";
 import { type TeamShape, teamShapeSyncBody } from "./team_data.ts";
+import { RUNS } from "./smoke.ts";
 
 const CLUSTERS = 20;
 const SMALL: TeamShape = { users: 10, groups: 0, environments: 2, environmentUsers: 2, environmentGroups: 0 };
@@ -37,6 +38,7 @@ for (
     name: `Team resync over HTTP: ${label} (${(body.length / 1e3).toFixed(0)} KB request)`,
     group: "team-bounds",
     baseline: shape === SMALL,
+    ...RUNS,
     async fn() {
       const res = await app.request("/hooks/team/sync", {
         method: "POST",

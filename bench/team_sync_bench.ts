@@ -7,13 +7,15 @@
 import { HOOK_ROUTES } from "../hooks/mod.ts";
 import { createTestApp } from "../lib/testing/mod.ts";
 import { teamSyncBody } from "./team_data.ts";
+import { count, RUNS, sized } from "./smoke.ts";
 
-const CLUSTERS = 1000;
+const CLUSTERS = sized(1000, 50);
 const body = teamSyncBody(CLUSTERS);
 const { app } = createTestApp(HOOK_ROUTES);
 
 Deno.bench(
-  `Team sync over HTTP: ${CLUSTERS} TenantClusters (${(body.length / 1e6).toFixed(1)} MB request)`,
+  `Team sync over HTTP: ${count(CLUSTERS)} TenantClusters (${(body.length / 1e6).toFixed(1)} MB request)`,
+  RUNS,
   async () => {
     const res = await app.request("/hooks/team/sync", {
       method: "POST",

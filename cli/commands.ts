@@ -9,6 +9,7 @@ import { parseAllDocuments } from "yaml";
 import { computeUsage, teamProvider } from "../hooks/team/usage.ts";
 import { ObservedCluster, ProviderLimitsView, teamNamespace, TeamSpec } from "../lib/api/mod.ts";
 import { butlerPath } from "../lib/butler/mod.ts";
+import { VERSION } from "../lib/build/mod.ts";
 import type { KubeClient } from "../lib/kube/mod.ts";
 import {
   clusterObject,
@@ -370,5 +371,13 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   "team usage": teamUsage,
 };
 
+/** `version`: this plugin's release (deno.json's), as text or `{"version": ...}`; it reads no cluster. */
+function version(names: readonly string[], values: Values, io: CliIo): Promise<number> {
+  if (names.length) throw new UsageError("version takes no arguments");
+  const output = outputOf(values, ["text", "json", "yaml"]);
+  io.stdout(output === "text" ? `${io.name} ${VERSION}\n` : structured({ version: VERSION }, output));
+  return Promise.resolve(0);
+}
+
 /** Commands of one word, whose next word is an argument. */
-export const ONE_WORD_COMMANDS: Readonly<Record<string, Command>> = { ledger };
+export const ONE_WORD_COMMANDS: Readonly<Record<string, Command>> = { ledger, version };

@@ -29,6 +29,7 @@ Commands:
   team usage     a Team's quota as bars: clusters, nodes, CPU, memory, storage, environments, members
   ledger         a NetworkPool's ledger: its grants in address order, or the patch for a downgrade
   plan           what admission and the controllers will do with a folder of manifests (offline)
+  version        this plugin's version
 
 Run "{name} <command> --help" for a command's flags and examples.
 
@@ -155,9 +156,19 @@ Examples:
   kubectl get np -A -o yaml | {name} ledger -f -
 
 ${GLOBAL_HELP}`,
+  version: `This plugin's version (the Butler release it belongs to); it reads no cluster.
+
+Usage:
+  {name} version [-o text|json|yaml]
+
+Examples:
+  {name} version
+  {name} version -o json
+
+${GLOBAL_HELP}`,
   plan:
     `What admission and the controllers will do with a folder of manifests, offline: see "{name} plan --help"
-(the flags are plan's own; README, Plan before you sync).`,
+(the flags are plan's own; docs/plan-and-plugin.md#plan-before-you-sync).`,
   "env migrate": `Move TenantClusters to another environment, as the seeds' contract asks: one update sets the
 environment label and the migration annotation together, a second removes the annotation. Each cluster is
 decided by admission on its own (quota, per-member cap, environment access, unknown environment): a refusal of

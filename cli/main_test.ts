@@ -195,3 +195,20 @@ Deno.test("kubectl butler: flags, help and exit codes", async (t) => {
     assert.deepEqual(r.planned, ["examples/", "--live", "live.yaml", "--diff"]);
   });
 });
+
+Deno.test("kubectl butler version: deno.json's version, without reaching a cluster", async (t) => {
+  const { version } = JSON.parse(Deno.readTextFileSync(new URL("../deno.json", import.meta.url)));
+  await t.step("as text", async () => {
+    const r = await run(["version"]);
+    assert.deepEqual([r.code, r.out, r.err, r.connected], [0, `kubectl butler ${version}\n`, "", undefined]);
+  });
+  await t.step("as JSON", async () => {
+    const r = await run(["version", "-o", "json"]);
+    assert.deepEqual([r.code, JSON.parse(r.out)], [0, { version }]);
+  });
+  await t.step("no arguments", async () => {
+    const r = await run(["version", "extra"]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /version takes no arguments/);
+  });
+});

@@ -49,3 +49,36 @@ exec "$DENO" run --quiet --no-prompt --frozen --config ${quote(`${root}/deno.jso
   } ${quote(`${root}/cli/main.ts`)} "$@"
 `;
 }
+
+/**
+ * The launcher a release archive carries (krew installs it as `kubectl-butler`): it finds the directory it was
+ * unpacked in through krew's symlink, and runs that directory's `cli/main.ts` with the plugin's permissions under
+ * the Deno on PATH, or under Deno 2.9.6 through npx when there is none.
+ *
+ * @example
+ * ```ts
+ * Deno.writeTextFileSync("kubectl-butler", releaseLauncher());
+ * ```
+ */
+export function releaseLauncher(): string {
+  return `#!/bin/sh
+# Butler's kubectl plugin (a release archive, as krew installs it): runs cli/main.ts beside this script with Deno.
+self=$0
+while [ -L "$self" ]; do
+  link=$(readlink "$self")
+  case $link in /*) self=$link ;; *) self=$(dirname "$self")/$link ;; esac
+done
+root=$(cd "$(dirname "$self")" && pwd) || exit 1
+if command -v deno >/dev/null 2>&1; then
+  DENO=deno
+elif command -v npx >/dev/null 2>&1; then
+  DENO="npx -y deno@2.9.6"
+else
+  echo "\${0##*/}: needs Deno 2.9.6 (deno on PATH) or Node.js (npx on PATH)" >&2
+  exit 127
+fi
+exec $DENO run --quiet --no-prompt --frozen --config "$root/deno.json" ${
+    pluginPermissions('"\${TMPDIR:-/tmp}"').join(" ")
+  } "$root/cli/main.ts" "$@"
+`;
+}

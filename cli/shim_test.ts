@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { PLUGIN_NAMES, shimScript } from "./shim.ts";
+import { PLUGIN_NAMES, releaseLauncher, shimScript } from "./shim.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -103,4 +103,34 @@ Deno.test("the plugin's launcher and its install", async (t) => {
       }
     },
   );
+});
+
+Deno.test("the release archive's launcher runs cli/main.ts beside it, through a symlink as krew installs it", async () => {
+  // The files are laid out by a shell (this suite writes nowhere): a store with the launcher and a cli/main.ts that
+  // prints its arguments, and bin/kubectl-butler linking to it as krew's does.
+  const script = `set -e
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+mkdir -p "$d/store/cli" "$d/bin"
+echo '{}' > "$d/store/deno.json"
+echo 'console.log(["ran", ...Deno.args].join(" "));' > "$d/store/cli/main.ts"
+cat > "$d/store/kubectl-butler" <<'LAUNCHER'
+${releaseLauncher()}LAUNCHER
+chmod 755 "$d/store/kubectl-butler"
+ln -s ../store/kubectl-butler "$d/bin/kubectl-butler"
+"$d/bin/kubectl-butler" version "a b"
+`;
+  const child = new Deno.Command("/bin/sh", {
+    args: ["-s"],
+    env: { PATH: `${Deno.execPath().replace(/\/[^/]+$/, "")}:/usr/bin:/bin` },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(script));
+  await writer.close();
+  const out = await child.output();
+  assert.equal(text(out.stderr), "");
+  assert.equal(text(out.stdout), "ran version a b\n");
 });

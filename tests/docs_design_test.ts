@@ -1,6 +1,6 @@
 /**
  * The design lives in the repository: no file cites a design document outside it, and every pointer into
- * docs/design.md (`design.md#anchor`, from code, manifests, examples and docs) names one of its headings.
+ * docs/design.md (`design.md#<anchor>`, from code, manifests, examples and docs) names one of its headings.
  */
 import assert from "node:assert/strict";
 

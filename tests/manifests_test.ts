@@ -139,7 +139,7 @@ Deno.test("Metacontroller controllers call routes the service serves", async (t)
     });
   }
   await t.step("decorators manage their kind in every namespace (no selector narrows them)", () => {
-    // A decision (README, NetworkPool): pools are platform objects by RBAC; a selector would leave some of our
+    // A decision (docs/ipam.md#networkpool-np-namespaced-usually-in-butler-system): pools are platform objects by RBAC; a selector would leave some of our
     // own objects unmanaged, with no status and no finalizer.
     for (const c of controllers.filter((c) => c.kind === "DecoratorController")) {
       for (const r of c.spec.resources as Manifest[]) {

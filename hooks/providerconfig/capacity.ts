@@ -2,11 +2,13 @@ import { z } from "zod";
 import { formatTime, parseTime, secondsUntil } from "../../lib/time/mod.ts";
 
 /**
- * A change of the capacity figures is written at most once in this many seconds. Every status write of a
- * ProviderConfig re-syncs every Team and every TenantCluster that relates it, and the figures change with every
- * grant: during a burst of new clusters, writing each change would re-sync all of them once per grant.
+ * A change of the capacity figures is written at most once in this many seconds: upstream's ProviderConfig
+ * controller recomputes them every 5 minutes. Every status write of a ProviderConfig re-syncs every Team and every
+ * TenantCluster that relates it, none of which reads the figures, and the figures change with every grant: at 30 s,
+ * the writes still falling due after a burst of 300 clusters re-synced all 300 once or twice in the minute after
+ * they converged (docs/performance.md, "Where the steady state's requests come from").
  */
-export const CAPACITY_REFRESH_SECONDS = 30;
+export const CAPACITY_REFRESH_SECONDS = 300;
 
 /** What the referenced pools hold now, in addresses and in tenants of the ProviderConfig's footprint. */
 export interface CapacityFigures {
@@ -35,16 +37,16 @@ export interface ReportedCapacity {
  * The capacity a ProviderConfig reports: the stored figures while they still hold, or are younger than
  * {@link CAPACITY_REFRESH_SECONDS} and `mayHold` (the caller's word that nothing but the figures changed: same
  * pool condition, same spec); otherwise the fresh figures, stamped `now`. A held change is written when the
- * window ends (`resyncAfterSeconds`), so the figures are never more than 30 s behind.
+ * window ends (`resyncAfterSeconds`), so the figures are never more than 5 minutes behind.
  *
  * @example
  * ```ts
  * const stored = { availableIPs: 767, estimatedTenants: 59, lastUpdateTime: "2026-11-21T09:00:00Z" };
  * const fresh = { availableIPs: 754, estimatedTenants: 58 };
  * reportedCapacity(fresh, stored, new Date("2026-11-21T09:00:10Z"), true);
- * // { capacity: stored, resyncAfterSeconds: 20 }
- * reportedCapacity(fresh, stored, new Date("2026-11-21T09:00:40Z"), true);
- * // { capacity: { ...fresh, lastUpdateTime: "2026-11-21T09:00:40Z" } }
+ * // { capacity: stored, resyncAfterSeconds: 290 }
+ * reportedCapacity(fresh, stored, new Date("2026-11-21T09:05:00Z"), true);
+ * // { capacity: { ...fresh, lastUpdateTime: "2026-11-21T09:05:00Z" } }
  * ```
  */
 export function reportedCapacity(

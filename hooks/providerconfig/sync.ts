@@ -298,7 +298,7 @@ function credentialsOf(request: DecoratorRequest, spec: ProviderConfigSpec): Cre
 
 /**
  * In IPAM mode (not a cloud provider), the referenced pools' room: the capacity figures as reported (a change of
- * figures alone is written at most once in 30 s) and `PoolAvailable`.
+ * figures alone is written at most once in 5 minutes) and `PoolAvailable`.
  */
 function poolCapacity(
   request: DecoratorRequest,

@@ -150,8 +150,8 @@ export interface GateInput {
 
 /**
  * Whether a TenantCluster may start, and its `Admitted` condition: once True it stays (a cluster that started is
- * never stopped by a later judgement); a cluster with no Team, or whose Team and provider set no limit clusters
- * share, starts at once; else it waits for its Team to admit it by UID.
+ * never stopped by a later judgement); a cluster whose Team and provider set no limit clusters share starts at
+ * once; a cluster outside every team namespace never does; else it waits for its Team to admit it by UID.
  */
 export function admissionGate(
   input: GateInput,
@@ -168,7 +168,7 @@ export function admissionGate(
   const before = startedCondition(input.previous);
   if (before) return yes(before.reason, before.message);
   if (input.hasChildren) return yes("Started", "started before admission was recorded: it has children");
-  if (!team) return yes("NoTeam", "not a team's cluster: no team limits apply");
+  if (!team) return no("NoTeam", "not in a team namespace: no Team counts it, so it does not start");
   if (!input.team) return no("AwaitingTeam", `waiting for team "${team}" to be read`);
   if (!quotaInForce(input.team, input.provider)) {
     return yes("NoSharedLimits", `team "${team}" and its provider set no limit its clusters share`);

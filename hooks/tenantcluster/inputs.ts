@@ -16,6 +16,7 @@ import {
   recordedProviderRef,
   resolveProviderRef,
   teamNameOf,
+  teamNamespaceError,
   TeamSpec,
   teamZoneError,
   TenantClusterSpec,
@@ -118,8 +119,9 @@ export function readInputs(request: CompositeRequest): Inputs {
   const spec = parsed.success ? parsed.data : {};
 
   const teamName = teamNameOf(ns, spec);
-  // A Team out of the cluster's trust zone is never read (customize does not relate it).
-  const teamOut = teamName ? teamZoneError(ns, teamName) : undefined;
+  // A Team out of the cluster's trust zone is never read (customize does not relate it); a cluster outside every
+  // team namespace (stored before the policy refused it) belongs to no Team, and starts nothing.
+  const teamOut = teamName ? teamZoneError(ns, teamName) : teamNamespaceError(ns);
   if (teamOut) invalid.push(teamOut);
   const teamObj = teamName && !teamOut
     ? related<{ spec?: unknown; status?: unknown }>(request, KINDS.Team, teamName)

@@ -3,7 +3,7 @@
  * namespace holds, or at what the platform offers in butler-system: a ProviderConfig's credentials Secret in its own
  * namespace (only the platform's, in butler-system, reach further), a ProviderConfig's team scope naming its own
  * team, a TenantCluster's ProviderConfig in its own namespace or butler-system, and its Team the one whose
- * namespace it is in. Without these, the controllers (which may read every namespace) would read, and report on,
+ * namespace it is in; and a TenantCluster lives in a team namespace, where its Team counts it. Without these, the controllers (which may read every namespace) would read, and report on,
  * what the writer could not: a confused deputy.
  *
  * The ValidatingAdmissionPolicies in `manifests/admission/references.yaml` refuse the same with the same words; the
@@ -76,4 +76,21 @@ export function providerZoneError(namespace: string, providerNamespace: string):
 export function teamZoneError(namespace: string, teamRef: string | undefined): string | undefined {
   if (!teamRef || namespace === `team-${teamRef}`) return undefined;
   return `TenantCluster must be in team namespace "team-${teamRef}", got "${namespace}"`;
+}
+
+/**
+ * Why a TenantCluster may not live in `namespace` (`undefined`: it may): every cluster belongs to a team, in the
+ * team's namespace `team-<t>`, where its Team counts it against its limits and the admission webhooks (which select
+ * namespaces by the label `butler.butlerlabs.dev/team`) see it. A platform's own clusters belong to a Team of the
+ * platform. The policy also requires the label, which the controllers cannot see: they require the Team itself.
+ *
+ * @example
+ * ```ts
+ * teamNamespaceError("default");
+ * // 'TenantCluster must be in a team namespace ("team-<team>", labelled butler.butlerlabs.dev/team by its Team), got "default"'
+ * ```
+ */
+export function teamNamespaceError(namespace: string): string | undefined {
+  if (teamOfNamespace(namespace) !== undefined) return undefined;
+  return `TenantCluster must be in a team namespace ("team-<team>", labelled butler.butlerlabs.dev/team by its Team), got "${namespace}"`;
 }

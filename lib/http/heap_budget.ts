@@ -4,7 +4,7 @@
  * against a share of the isolate's heap limit less what the isolate already holds and what the requests in flight
  * were charged. A body that does not fit is
  * refused before a byte of it is parsed, so no body can carry an isolate to its limit, where V8 ends the process
- * (docs/architecture.md, "No request can end the process").
+ * (docs/architecture.md#no-request-can-end-the-process).
  *
  * @module
  */

@@ -3,7 +3,7 @@
  * isolate's heap limit cannot stop it halfway (a worker capped at 64 MiB reached 545 MiB resident parsing 15 MB
  * of `{},`), and 16 MiB of such text needs 360 MiB. So every body is scanned first, in one pass over its bytes
  * with no allocation but the keys it has not met yet, and refused when the heap its parse could need is over the
- * budget (docs/architecture.md, "No request can end the process").
+ * budget (docs/architecture.md#no-request-can-end-the-process).
  *
  * The cost of each token is an upper bound measured on V8 (Deno 2.9.6, `bench/json_cost_bench.ts` and
  * `lib/http/json_cost_test.ts` hold it to the heap a parse really takes, for Kubernetes objects and the shapes

@@ -1,4 +1,5 @@
 import client from "prom-client";
+import { registerBuildInfo } from "../build/mod.ts";
 
 /** Request metrics of the hook service, kept in a registry of its own (one per app, so tests stay apart). */
 export interface HttpMetrics {
@@ -11,10 +12,11 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 
 /**
  * Creates the request counter (`butler_http_requests_total{route,method,status}`) and latency histogram
- * (`butler_http_request_duration_seconds{route}`) in a fresh registry.
+ * (`butler_http_request_duration_seconds{route}`) in a fresh registry, with `butler_build_info{component="hooks"}`.
  */
 export function createHttpMetrics(): HttpMetrics {
   const registry = new client.Registry();
+  registerBuildInfo(registry, "hooks");
   const requests = new client.Counter({
     name: "butler_http_requests_total",
     help: "HTTP requests served, by route, method and status code.",

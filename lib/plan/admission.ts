@@ -100,14 +100,15 @@ function policyRefusal(policies: readonly AdmissionPolicy[], w: AdmissionWrite):
  * (their CEL, evaluated in process), then every matching webhook (by its rules, and its `namespaceSelector` against
  * the labels of the object's namespace) through its real route. The review is a dry run unless `options.dryRun` is
  * false (the simulator's, whose webhooks write their quota ledger as in a cluster), so `plan` reads the quota ledger
- * but never writes it. Returns the refusal, or `undefined` when the write is admitted.
+ * but never writes it. Returns the refusal, or `undefined` when the write is admitted; the warnings the webhooks
+ * answer (kubectl prints each as `Warning: ...`) are added to `options.warnings`.
  */
 export async function admit(
   policies: readonly AdmissionPolicy[],
   webhooks: readonly WebhookSpec[],
   w: AdmissionWrite,
   call: HookCall,
-  options: { readonly dryRun?: boolean } = {},
+  options: { readonly dryRun?: boolean; readonly warnings?: string[] } = {},
 ): Promise<Refusal | undefined> {
   const refused = policyRefusal(policies, w);
   if (refused) return refused;
@@ -152,6 +153,7 @@ export async function admit(
       };
     }
     const response = answer.body.response;
+    if (Array.isArray(response.warnings)) options.warnings?.push(...response.warnings.map(String));
     if (!response.allowed) {
       return {
         by: `webhook ${webhook.name}`,
@@ -205,9 +207,14 @@ export function invalidMessage(status: InvalidStatus, object?: unknown): Omit<Re
 /**
  * Field errors in the words of current API servers (1.31 and later), from the renderings of kubectl-validate and
  * of Kubernetes 1.30, which print a CEL failure's value as its type (`Invalid value: "object": ...`,
- * `Invalid value: "string": ...`, `Invalid value: "": ...`), null as `"null"`, and a string over its `maxLength` as
- * `Too long: may not be longer than N`. The value is read from `object` by the field's path; type errors
- * (`... in body must be of type ...`) are left as they are.
+ * `Invalid value: "string": ...`, `Invalid value: "": ...`), null as `"null"`, a string over its `maxLength` as
+ * `Too long: may not be longer than N`, and apimachinery's metadata rules as 1.30 words them: every length as
+ * `must be no more than N characters` (1.35: `bytes` for label keys and values, annotation keys and finalizers), `a
+ * qualified name` (1.35: `a valid label key`), an owner reference's `kind must not be empty` (1.35: `must not be
+ * empty`), the annotations' `Too long: must have at most N bytes` (1.35: `may not be more than`), a list of strings
+ * in Go's syntax (`[]string{"a", "b"}`; 1.35: JSON), the scheme of a kind not registered at `scheme.go:100` (1.35:
+ * `:111`). The value is read from `object` by
+ * the field's path; type errors (`... in body must be of type ...`) are left as they are.
  *
  * @example
  * ```ts
@@ -226,5 +233,23 @@ export function currentWords(text: string, object?: unknown): string {
         ? `${before}${field}: Invalid value: ${JSON.stringify(value)}: `
         : all;
     },
-  ).replace(/Too long: may not be longer than (\d+)$/gm, "Too long: may not be more than $1 bytes");
+  ).replace(/Too long: may not be longer than (\d+)$/gm, "Too long: may not be more than $1 bytes")
+    .replace(
+      /^(metadata\.(?:labels|annotations|finalizers): Invalid value: .*?)must be no more than (\d+) characters/gm,
+      "$1must be no more than $2 bytes",
+    )
+    .replace(
+      /(?<!")a qualified name must consist of alphanumeric/g,
+      "a valid label key must consist of alphanumeric",
+    )
+    .replace(/Too long: must have at most (\d+) bytes/g, "Too long: may not be more than $1 bytes")
+    .replace(
+      /Invalid value: \[\]string\{((?:"(?:[^"\\]|\\.)*"(?:, )?)*)\}: /g,
+      (_all, items: string) => `Invalid value: [${items.replaceAll('", "', '","')}]: `,
+    )
+    .replace(
+      /^(metadata\.ownerReferences\.(?:kind|name|uid): Invalid value: ".*": )(?:kind|name|uid) must not be empty$/gm,
+      "$1must not be empty",
+    )
+    .replace(/in scheme "pkg\/runtime\/scheme\.go:100"/g, 'in scheme "pkg/runtime/scheme.go:111"');
 }

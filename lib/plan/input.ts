@@ -1,6 +1,5 @@
-import { type Document, LineCounter, parseAllDocuments, type YAMLError } from "yaml";
-import { z } from "zod";
-import { formatPath } from "../contract/mod.ts";
+import type { Document, LineCounter } from "yaml";
+import { readStream, type StreamDocument } from "../kubectl_yaml/mod.ts";
 import type { Obj } from "./store.ts";
 
 /** One object of the input, with where it came from (`file` and 1-based document number). */
@@ -11,11 +10,14 @@ export interface SourcedObject {
   readonly lineOf?: (field: string) => number | undefined;
 }
 
-const Envelope = z.looseObject({
-  apiVersion: z.string().min(1),
-  kind: z.string().min(1),
-  metadata: z.looseObject({ name: z.string().min(1), namespace: z.string().min(1).optional() }),
-});
+/** A document kubectl cannot read or make an object of: where, and why. */
+export interface Unreadable {
+  /** `file#N` (and ` items[j]` for an item of a List). */
+  readonly source: string;
+  /** The 1-based line of the file where the problem is. */
+  readonly line: number;
+  readonly message: string;
+}
 
 /** The parts of a field path: `spec.workers[0].name` → `["spec", "workers", 0, "name"]`. */
 export function fieldParts(field: string): (string | number)[] {
@@ -45,92 +47,93 @@ function keyOffset(doc: Document, parts: readonly (string | number)[]): number |
   return item?.key?.range?.[0];
 }
 
+/** The line of a field of a document, in the file's lines (`prefix` for a List's item). */
+function fileLocator(d: StreamDocument, prefix: readonly (string | number)[]) {
+  const local = d.doc && d.lines ? locator(d.doc, d.lines, prefix) : () => undefined;
+  return (field: string) => {
+    const line = local(field);
+    return line === undefined ? undefined : d.firstLine + line - 1;
+  };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+
 /**
- * The line where a YAML error starts. The parser reports an unclosed quote where the file ends; the quote that
- * opened it is where the author has to look.
+ * What kubectl does not take as an object: not a map, no `kind`, no `apiVersion`, no string name (a name or a
+ * `generateName`); `undefined` for an object it takes.
  */
-export function errorLine(text: string, error: YAMLError, lines: LineCounter): number {
-  const at = error.linePos?.[0]?.line ?? lines.linePos(error.pos[0]).line;
-  const quote = /^Missing closing (["'])quote/.exec(error.message)?.[1];
-  if (!quote) return at;
-  const opened = unclosedQuote(text.slice(0, error.pos[0]), quote);
-  return opened === undefined ? at : lines.linePos(opened).line;
-}
-
-/** The offset of the last quote in `text` that opens a scalar and is never closed. */
-function unclosedQuote(text: string, quote: string): number | undefined {
-  const opener = new RegExp(`(?:^[ \\t]*(?:-[ \\t]+)*|:[ \\t]+|[\\[{,][ \\t]*)${quote}`, "gm");
-  let from = 0;
-  for (;;) {
-    opener.lastIndex = from;
-    const m = opener.exec(text);
-    if (!m) return undefined;
-    const start = m.index + m[0].length - 1;
-    const end = closing(text, start + 1, quote);
-    if (end < 0) return start;
-    from = end + 1;
+function notAnObject(v: unknown): string | undefined {
+  if (!isRecord(v)) return `not an object: ${JSON.stringify(v).slice(0, 80)}`;
+  if (typeof v.kind !== "string" || !v.kind) return "Object 'Kind' is missing";
+  if (typeof v.apiVersion !== "string" || !v.apiVersion) return "Object 'apiVersion' is missing";
+  if (v.metadata !== undefined && v.metadata !== null && !isRecord(v.metadata)) {
+    return "metadata: not an object";
   }
-}
-
-function closing(text: string, from: number, quote: string): number {
-  for (let i = from; i < text.length; i++) {
-    if (quote === '"' && text[i] === "\\") i++;
-    else if (text[i] === quote) {
-      if (quote === "'" && text[i + 1] === "'") i++;
-      else return i;
-    }
-  }
-  return -1;
-}
-
-/** A parser message without its own position (the caller states the line) and without the excerpt. */
-function parserWords(message: string): string {
-  return message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+  return undefined;
 }
 
 /**
- * Reads every object of a YAML (or JSON) stream: multi-document files, and `List` kinds as `kubectl get -o yaml`
- * exports them, flattened. Empty documents are skipped; a document that is not an object with `apiVersion`,
- * `kind` and `metadata.name` is an error naming the file, the document and the field; a YAML error names the
- * file, the document and the line where the problem starts.
+ * The objects of a list as kubectl flattens one (any object with `items`): items without `kind` and `apiVersion`
+ * take the list's (`TeamList` gives `Team`).
+ */
+function listItems(list: Record<string, unknown>): unknown[] | string {
+  if (!Array.isArray(list.items)) return "items: not a list";
+  const kind = typeof list.kind === "string" ? list.kind.replace(/List$/, "") : "";
+  return list.items.map((item) =>
+    isRecord(item) && item.kind === undefined && item.apiVersion === undefined
+      ? { ...item, kind, apiVersion: list.apiVersion }
+      : item
+  );
+}
+
+/**
+ * Reads every object of a manifest stream as kubectl reads it ({@linkcode readStream}: YAML 1.1 scalars, merge keys,
+ * repeated keys, JSON streams), flattening lists as `kubectl get -o yaml` exports them. Empty documents are skipped;
+ * a document kubectl cannot read, or whose value is not an object it takes (no `kind`, `apiVersion`), is
+ * unreadable with its line, and the others are read all the same.
  *
  * @example
  * ```ts
  * parseManifests("kind: Team\napiVersion: butler.butlerlabs.dev/v1alpha1\nmetadata: {name: a}\n", "teams.yaml");
- * // { objects: [{ object: { kind: "Team", ... }, source: "teams.yaml#1" }], errors: [] }
+ * // { objects: [{ object: { kind: "Team", ... }, source: "teams.yaml#1" }], unreadable: [], errors: [] }
  * ```
  */
-export function parseManifests(text: string, file: string): { objects: SourcedObject[]; errors: string[] } {
+export function parseManifests(
+  text: string,
+  file: string,
+): { objects: SourcedObject[]; unreadable: Unreadable[]; errors: string[] } {
   const objects: SourcedObject[] = [];
-  const errors: string[] = [];
-  const lines = new LineCounter();
-  parseAllDocuments(text, { lineCounter: lines }).forEach((doc, i) => {
-    const source = `${file}#${i + 1}`;
-    if (doc.errors.length) {
-      const e = doc.errors[0]!;
-      errors.push(`${file}: document ${i + 1}, line ${errorLine(text, e, lines)}: ${parserWords(e.message)}`);
-      return;
+  const unreadable: Unreadable[] = [];
+  for (const d of readStream(text)) {
+    const source = `${file}#${d.index}`;
+    if (d.error) {
+      unreadable.push({ source, line: d.error.line, message: d.error.message });
+      continue;
     }
-    const value = doc.toJS();
-    if (value === null || value === undefined) return;
-    const isList = value?.kind === "List" || (typeof value?.kind === "string" && value.kind.endsWith("List"));
-    const items = isList ? (Array.isArray(value.items) ? value.items : []) : [value];
-    items.forEach((item: unknown, j: number) => {
-      const at = items.length > 1 || item !== value ? `${source} items[${j}]` : source;
-      const parsed = Envelope.safeParse(item);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        errors.push(`${at}: ${formatPath(issue.path) || "(document)"}: ${issue.message}`);
-        return;
-      }
-      objects.push({
-        object: parsed.data as Obj,
-        source: at,
-        lineOf: locator(doc, lines, isList ? ["items", j] : []),
-      });
+    const value = d.value;
+    if (value === null || value === undefined) continue;
+    const isList = isRecord(value) && value.items !== undefined && value.items !== null;
+    const items = isList ? listItems(value) : [value];
+    if (typeof items === "string") {
+      unreadable.push({ source, line: fileLocator(d, [])("items") ?? d.firstLine, message: items });
+      continue;
+    }
+    items.forEach((item, j) => {
+      const at = isList ? `${source} items[${j}]` : source;
+      const lineOf = fileLocator(d, isList ? ["items", j] : []);
+      const why = notAnObject(item);
+      if (why) unreadable.push({ source: at, line: lineOf("") ?? d.firstLine, message: why });
+      else objects.push({ object: item as Obj, source: at, lineOf });
     });
-  });
-  return { objects, errors };
+  }
+  return {
+    objects,
+    unreadable,
+    errors: unreadable.map((u) =>
+      `${u.source.replace(/#(\d+)/, ": document $1")}, line ${u.line}: ${u.message}`
+    ),
+  };
 }
 
 /**

@@ -115,9 +115,41 @@ function selectRelated(store: Store, rule: RelatedResourceRule): Obj[] {
   );
 }
 
-/** What one reconcile did: an error when a hook failed or a child could not be applied. */
+/** One object a parent's customize answer named: its kind, namespace and name, and whether it exists. */
+export interface NamedRead {
+  readonly id: string;
+  readonly kind: string;
+  /** `Kind namespace/name`, as the plan names objects. */
+  readonly name: string;
+  /** `namespace/name` (or `name`), as the controllers' messages name it. */
+  readonly key: string;
+  readonly found: boolean;
+}
+
+/**
+ * What one reconcile did: an error when a hook failed or a child could not be applied, and the objects its
+ * customize answer named (the parent's references, as its own controller reads them).
+ */
 export interface ReconcileResult {
   readonly error?: string;
+  readonly reads?: readonly NamedRead[];
+}
+
+/** The objects a related rule names, found or not. */
+function namedReads(store: Store, rule: RelatedResourceRule, selected: readonly Obj[]): NamedRead[] {
+  if (!rule.names) return [];
+  const type = typeOfRule(store, rule);
+  return rule.names.map((name) => {
+    const namespace = type.namespaced ? rule.namespace : undefined;
+    const o = { apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace } };
+    return {
+      id: objectId(o),
+      kind: type.kind,
+      name: describe(o),
+      key: namespace ? `${namespace}/${name}` : name,
+      found: selected.some((s) => s.metadata.name === name),
+    };
+  });
 }
 
 /**
@@ -145,12 +177,15 @@ export async function reconcile(
   }
 
   const related: Record<string, Record<string, Obj>> = {};
+  const reads: NamedRead[] = [];
   if (spec.hooks.customize) {
     const answer = await call(spec.hooks.customize, { controller: spec.object, parent });
     if (answer.status !== 200) return { error: failure("customize", answer) };
     for (const rule of answer.body.relatedResources) {
       const group = related[`${typeOfRule(store, rule).kind}.${rule.apiVersion}`] ??= {};
-      for (const o of selectRelated(store, rule)) group[objectKey(o)] = o;
+      const selected = selectRelated(store, rule);
+      for (const o of selected) group[objectKey(o)] = o;
+      reads.push(...namedReads(store, rule, selected));
     }
   }
 
@@ -161,7 +196,7 @@ export async function reconcile(
     ? { controller: spec.object, parent, children: groups, related, finalizing: deleting }
     : { controller: spec.object, object: parent, attachments: groups, related, finalizing: deleting };
   const answer = await call(hook, body);
-  if (answer.status !== 200) return { error: failure(deleting ? "finalize" : "sync", answer) };
+  if (answer.status !== 200) return { error: failure(deleting ? "finalize" : "sync", answer), reads };
   const res = answer.body;
 
   const next = answered(structuredClone(store.find(parent)!), spec, res);
@@ -179,7 +214,7 @@ export async function reconcile(
   );
   const after = store.find(next);
   if (after?.metadata.deletionTimestamp && !(after.metadata.finalizers ?? []).length) store.remove(after);
-  return error ? { error } : {};
+  return error ? { error, reads } : { reads };
 }
 
 /** The children a parent has: those of its child types whose controller reference is the parent, by group. */

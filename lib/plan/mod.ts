@@ -15,3 +15,5 @@ export * from "./store.ts";
 export * from "./report.ts";
 export * from "./files.ts";
 export * from "./verdict.ts";
+export * from "./apply.ts";
+export * from "./kinds.ts";

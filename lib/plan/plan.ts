@@ -1,20 +1,14 @@
 import { DEFAULT_HOOK_CONFIG } from "../hook_context/mod.ts";
 import { createApp, type RouteRegistrar } from "../http/mod.ts";
-import { admit, type Refusal, webhookSpecs } from "./admission.ts";
+import { type Refusal, webhookSpecs } from "./admission.ts";
 import { storeClient } from "./api.ts";
-import { controllerSpecs, type HookCall, reconcile } from "./metacontroller.ts";
-import type { SourcedObject } from "./input.ts";
+import { type ApplyContext, applyOne, namespaceNotFound, type Outcome } from "./apply.ts";
+import { controllerSpecs, type HookCall, type NamedRead, reconcile } from "./metacontroller.ts";
+import type { SourcedObject, Unreadable } from "./input.ts";
+import { KindCatalog } from "./kinds.ts";
 import { BUILTIN_RESOURCES, crdResources, groupOf, Resources } from "./resources.ts";
 import { describe, type Obj, objectId, Store } from "./store.ts";
-import {
-  admissionPolicies,
-  type AdmissionPolicy,
-  crdKinds,
-  judge,
-  kindOf,
-  type KindSchema,
-  type ManifestObject,
-} from "../schema/mod.ts";
+import { admissionPolicies, crdKinds, NEWEST_MINOR } from "../schema/mod.ts";
 
 /** What a plan starts from and runs. */
 export interface PlanOptions {
@@ -37,19 +31,10 @@ export interface PlanOptions {
   readonly defaultNamespace?: string;
   /** Rounds of every controller before the plan gives up on a fixed point. */
   readonly maxRounds?: number;
-}
-
-/** What happened to one input object. */
-export interface Outcome {
-  readonly source: string;
-  readonly id: string;
-  readonly name: string;
-  readonly action: "create" | "update" | "unchanged" | "refused" | "skipped";
-  readonly refusal?: Refusal;
-  /** The line of the input a schema refusal points at (its first field's, or the nearest written parent's). */
-  readonly line?: number;
-  /** Why an object was skipped. */
-  readonly note?: string;
+  /** Documents of the input that could not be read: reported first, the rest planned all the same. */
+  readonly unreadable?: readonly Unreadable[];
+  /** The Kubernetes minor version judged as (its built-in kinds and formats; default: the newest). */
+  readonly minor?: number;
 }
 
 /** A controller that could not sync an object at the fixed point. */
@@ -74,6 +59,8 @@ export interface PlanResult {
   readonly live: readonly Obj[];
   /** Whether schema refusals of the kinds the install's CRDs do not define were supplied (kubectl-validate ran). */
   readonly schemaChecked: boolean;
+  /** The objects each parent's controller names and reads (its references), at its last sync, by parent id. */
+  readonly reads: ReadonlyMap<string, readonly NamedRead[]>;
 }
 
 /** Kinds applied first, in this order (the rest after, in input order): what others refer to goes first. */
@@ -109,20 +96,33 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
   const call = hookCaller(store, options);
   const controllers = converger(store, resources, controllerSpecs(options.install), call, options.maxRounds);
   const ctx: ApplyContext = {
-    options,
     store,
     call,
     webhooks: webhookSpecs(options.install),
     namespaceType: resources.ofKind("v1", "Namespace")!,
     kinds: crdKinds(options.install),
+    catalog: new KindCatalog(options.minor ?? NEWEST_MINOR, options.install, [
+      ...options.desired.map((d) => d.object),
+      ...(options.live ?? []),
+    ]),
     policies: admissionPolicies(options.install),
+    defaultNamespace: options.defaultNamespace ?? "default",
+    ...(options.schema ? { schema: options.schema } : {}),
+    minor: options.minor ?? NEWEST_MINOR,
   };
 
   const order = (o: Obj) => {
     const i = APPLY_ORDER.indexOf(o.kind);
     return i < 0 ? APPLY_ORDER.length : i;
   };
-  const outcomes: Outcome[] = [];
+  const outcomes: Outcome[] = (options.unreadable ?? []).map((u) => ({
+    source: u.source,
+    id: `unreadable/${u.source}`,
+    name: u.source,
+    action: "unreadable",
+    refusal: { by: "kubectl", message: u.message },
+    line: u.line,
+  }));
   let pending = options.desired.map((d, index) => ({ ...d, index }))
     .sort((a, b) => order(a.object) - order(b.object) || a.index - b.index);
   await controllers.converge();
@@ -131,19 +131,13 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     for (const item of pending) {
       const applied = await applyOne(ctx, item);
       if ("waiting" in applied) waiting.push({ ...item, object: applied.waiting });
-      else outcomes.push(applied);
+      else outcomes.push(withInput(applied, options.desired[item.index]!));
     }
     await controllers.converge();
     if (waiting.length === pending.length) {
-      for (const item of waiting) {
-        outcomes.push({
-          source: item.source,
-          id: objectId(item.object),
-          name: describe(item.object),
-          action: "refused",
-          refusal: { by: "API server", message: `namespaces "${item.object.metadata.namespace}" not found` },
-        });
-      }
+      outcomes.push(
+        ...waiting.map((item) => withInput(namespaceNotFound(item), options.desired[item.index]!)),
+      );
       break;
     }
     pending = waiting;
@@ -163,7 +157,15 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
     objects: stored.filter((o) => !added.has(objectId(o)) || named.has(objectId(o))),
     live,
     schemaChecked: options.schema !== undefined,
+    reads: controllers.reads(),
   };
+}
+
+/** A refused outcome with its input as written and the line where it starts; any other as it is. */
+function withInput(outcome: Outcome, written: SourcedObject): Outcome {
+  if (outcome.action !== "refused") return outcome;
+  const at = written.lineOf?.("");
+  return { ...outcome, input: written.object, ...(at ? { at } : {}) };
 }
 
 /** The namespaces every cluster has, and the install's, stored unless present; returns the ids added. */
@@ -235,6 +237,7 @@ function converger(
   maxRounds = MAX_ROUNDS,
 ) {
   const failures = new Map<string, Failure>();
+  const reads = new Map<string, readonly NamedRead[]>();
   let rounds = 0;
   let converged = true;
   async function converge(): Promise<void> {
@@ -248,6 +251,7 @@ function converger(
           for (const parent of store.list(type)) {
             const result = await reconcile(store, spec, parent, call);
             const id = `${spec.name}:${objectId(parent)}`;
+            if (result.reads) reads.set(id, result.reads);
             if (result.error) {
               failures.set(id, {
                 id: objectId(parent),
@@ -262,120 +266,20 @@ function converger(
     }
     converged = false;
   }
-  return { converge, failures, rounds: () => rounds, converged: () => converged };
-}
-
-/** What applying one object reads. */
-interface ApplyContext {
-  readonly options: PlanOptions;
-  readonly store: Store;
-  readonly call: HookCall;
-  readonly webhooks: ReturnType<typeof webhookSpecs>;
-  readonly namespaceType: NonNullable<ReturnType<Resources["ofKind"]>>;
-  /** The served kinds of the install's CRDs, with their schemas. */
-  readonly kinds: ReadonlyMap<string, KindSchema>;
-  /** The install's ValidatingAdmissionPolicies, evaluated in process. */
-  readonly policies: readonly AdmissionPolicy[];
-}
-
-/**
- * Applies one object as the API server would: skipped when Butler neither manages nor reads its kind, waiting
- * while its namespace does not exist, refused by its schema, a policy or a webhook, else created or updated.
- */
-async function applyOne(
-  ctx: ApplyContext,
-  item: PlanOptions["desired"][number] & { index: number },
-): Promise<Outcome | { waiting: Obj }> {
-  const { options, store } = ctx;
-  const object = structuredClone(item.object);
-  const type = store.typeOf(object);
-  const base = { source: item.source, id: objectId(object), name: describe(object) };
-  const unserved = unservedKind(ctx.kinds, object);
-  if (unserved) return { ...base, action: "refused", refusal: { by: "API server", message: unserved } };
-  if (!type) {
-    return {
-      ...base,
-      action: "skipped",
-      note: `${object.kind} (${object.apiVersion}) is not a kind Butler manages or reads`,
-    };
-  }
-  if (type.namespaced) object.metadata.namespace ??= options.defaultNamespace ?? "default";
-  else delete object.metadata.namespace;
-  const named = { ...base, id: objectId(object), name: describe(object) };
-  const namespace = type.namespaced
-    ? store.get(ctx.namespaceType, undefined, object.metadata.namespace!)
-    : undefined;
-  if (type.namespaced && !namespace) return { waiting: object };
-  const own = ctx.kinds.has(`${object.apiVersion}/${object.kind}`);
-  const schema = own ? undefined : options.schema?.get(item.index);
-  if (schema !== undefined) return { ...named, action: "refused", refusal: { by: "schema", ...schema } };
-  const existing = store.find(object);
-  let next: Obj = existing ? applied(existing, object) : object;
-  if (own) {
-    const verdict = judge(ctx.kinds, next as ManifestObject, existing as ManifestObject | undefined);
-    if (!verdict.ok) {
-      const { message, causes } = verdict;
-      const line = item.lineOf?.(refusedField(causes?.[0] ?? message));
-      const refusal = { by: "schema", message, ...(causes ? { causes } : {}) };
-      return { ...named, action: "refused", refusal, ...(line ? { line } : {}) };
+  /** The reads of each parent, over its controllers. */
+  function readsByParent(): Map<string, readonly NamedRead[]> {
+    const out = new Map<string, NamedRead[]>();
+    for (const [key, list] of reads) {
+      const parent = key.slice(key.indexOf(":") + 1);
+      out.set(parent, [...(out.get(parent) ?? []), ...list]);
     }
-    next = verdict.object as Obj;
+    return out;
   }
-  const schemaOf = ctx.kinds.get(`${object.apiVersion}/${object.kind}`)?.schema;
-  const refusal = await admit(ctx.policies, ctx.webhooks, {
-    type,
-    op: existing ? "UPDATE" : "CREATE",
-    object: next,
-    oldObject: existing,
-    namespace,
-    ...(schemaOf ? { schema: schemaOf } : {}),
-  }, ctx.call);
-  if (refusal) return { ...named, action: "refused", refusal };
-  if (!existing) {
-    store.create(next);
-    return { ...named, action: "create" };
-  }
-  return { ...named, action: store.replace(next) ? "update" : "unchanged" };
-}
-
-/** The field a schema refusal names first: `spec.a` of `… is invalid: spec.a: …` or of `unknown field "spec.a"`. */
-function refusedField(message: string): string {
-  return /unknown field "([^"]+)"/.exec(message)?.[1] ??
-    /(?:is invalid: |^)([\w.[\]-]+): /.exec(message)?.[1] ?? "";
-}
-
-/**
- * The words kubectl prints for an object of a group the install's CRDs define in a version or kind they do not
- * serve (`butler.butlerlabs.dev/v1alpha2`); `undefined` for every other object.
- */
-function unservedKind(kinds: ReadonlyMap<string, KindSchema>, o: Obj): string | undefined {
-  const group = groupOf(o.apiVersion);
-  const kind = kindOf(kinds, o);
-  const ours = [...kinds.values()].some((k) => k.group === group);
-  return group && ours && typeof kind === "string" ? kind : undefined;
+  return { converge, failures, rounds: () => rounds, converged: () => converged, reads: readsByParent };
 }
 
 /** The kinds a plan knows: the built-in ones it stores and those of the install's CRDs. */
 export function installResources(install: readonly Obj[]): Resources {
   const crds = install.filter((m) => m.kind === "CustomResourceDefinition");
   return new Resources([...BUILTIN_RESOURCES, ...crdResources(crds)]);
-}
-
-/**
- * An applied manifest over the stored object: what the manifest sets replaces (`spec` and other top-level
- * fields; labels and annotations key by key), the server's fields and `status` stay.
- */
-function applied(existing: Obj, manifest: Obj): Obj {
-  const { metadata, status: _status, ...fields } = manifest;
-  return {
-    ...existing,
-    ...fields,
-    metadata: {
-      ...existing.metadata,
-      ...(metadata.labels ? { labels: { ...existing.metadata.labels, ...metadata.labels } } : {}),
-      ...(metadata.annotations
-        ? { annotations: { ...existing.metadata.annotations, ...metadata.annotations } }
-        : {}),
-    },
-  };
 }

@@ -1,5 +1,6 @@
 import { stringify } from "yaml";
-import type { Outcome, PlanResult } from "./plan.ts";
+import type { Outcome } from "./apply.ts";
+import type { PlanResult } from "./plan.ts";
 import { canonical, describe, type Obj, objectId } from "./store.ts";
 import { exitCode, resultLine, verdictOf } from "./verdict.ts";
 
@@ -9,6 +10,7 @@ const MARK: Record<Outcome["action"], string> = {
   unchanged: "=",
   refused: "!",
   skipped: "?",
+  unreadable: "x",
 };
 
 // deno-lint-ignore no-explicit-any
@@ -86,7 +88,8 @@ export function renderText(result: PlanResult, notes: readonly string[] = []): s
     `Plan at ${result.now}: ${result.outcomes.length} object(s): ${count("create")} to create, ${
       count("update")
     } to update, ` +
-    `${count("unchanged")} unchanged, ${count("refused")} refused, ${count("skipped")} skipped`,
+    `${count("unchanged")} unchanged, ${count("refused")} refused, ${count("skipped")} skipped` +
+    (count("unreadable") ? `; ${count("unreadable")} document(s) unreadable` : ""),
     ...notes,
     result.converged
       ? `Controllers converge after ${result.rounds} round(s) of every hook.`
@@ -104,10 +107,15 @@ export function renderText(result: PlanResult, notes: readonly string[] = []): s
       const head = refusal.message.slice(0, refusal.message.length - refusal.causes.join("; ").length)
         .trimEnd();
       lines.push(`      refused by ${refusal.by}: ${head}`, ...refusal.causes.map((c) => `        * ${c}`));
+    } else if (outcome.action === "unreadable" && refusal) {
+      lines.push(`      unreadable: ${refusal.message}`);
     } else if (refusal) {
       lines.push(`      refused by ${refusal.by}: ${refusal.message}`);
     }
-    if (outcome.note) lines.push(`      skipped: ${outcome.note}`);
+    if (outcome.note) {
+      lines.push(`      ${outcome.action === "skipped" ? "skipped" : "note"}: ${outcome.note}`);
+    }
+    lines.push(...(outcome.warnings ?? []).map((w) => `      Warning: ${w}`));
     const o = byId.get(outcome.id);
     if (!o || outcome.action === "refused" || outcome.action === "skipped") continue;
     const status = statusLine(o);
@@ -134,13 +142,34 @@ export function renderText(result: PlanResult, notes: readonly string[] = []): s
   if (verdict.notReady.length) {
     lines.push("", "Not Ready", ...verdict.notReady.map((n) => `  ${n.name}: ${n.why}`));
   }
+  if (verdict.waiting.length) {
+    lines.push(
+      "",
+      "Waiting on objects the plan was not given (no object of their kind in the input or --live)",
+      ...verdict.waiting.map((n) => `  ${n.name}: ${n.why}, waits on ${n.on.join(", ")}`),
+    );
+  }
   lines.push("", resultLine(verdict));
   return lines.join("\n") + "\n";
 }
 
-/** The resulting objects as a `v1` List, in YAML or JSON. */
+/**
+ * The resulting objects as a `v1` List, in YAML or JSON, and beside them (`refused`, always there) each refused
+ * input: where it is (`source`, and `line`: the refused field's, else where the object starts), who refused it
+ * (`by`), the words (`message`, and `causes` when there are several), and the object as written. `items` alone
+ * is what a later `--live` reads back.
+ */
 export function renderObjects(result: PlanResult, format: "yaml" | "json"): string {
-  const list = { apiVersion: "v1", kind: "List", items: result.objects };
+  const refused = result.outcomes.filter((o) => o.action === "refused").map((o) => ({
+    source: o.source,
+    ...(o.line ?? o.at ? { line: o.line ?? o.at } : {}),
+    name: o.name,
+    by: o.refusal?.by,
+    message: o.refusal?.message,
+    ...(o.refusal?.causes ? { causes: o.refusal.causes } : {}),
+    object: o.input,
+  }));
+  const list = { apiVersion: "v1", kind: "List", items: result.objects, refused };
   return format === "json" ? JSON.stringify(list, null, 2) + "\n" : stringify(list, { lineWidth: 0 });
 }
 

@@ -161,21 +161,37 @@ function childSchema(s: Schema | undefined, key: string): Schema | undefined {
     (typeof s?.additionalProperties === "object" ? s.additionalProperties : undefined);
 }
 
+/**
+ * Where a failed rule points in the object: its `fieldPath`, else the first field the rule reads below `self`
+ * (`size(self.metadata.name) <= 58` points at `metadata.name`), else where it is declared.
+ */
+function ruleTarget(rule: ValidationRule, path: string): string | undefined {
+  if (rule.fieldPath) return undefined;
+  const read = /\bself((?:\.[A-Za-z_][\w]*)+)/.exec(
+    rule.rule.replace(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"/g, ""),
+  )?.[1];
+  return read ? [path, read.slice(1)].filter(Boolean).join(".") : undefined;
+}
+
 function ruleFailure(rule: ValidationRule, path: string, s: Schema, value: unknown): FieldError {
   const field = [path, (rule.fieldPath ?? "").replace(/^\./, "")].filter(Boolean).join(".") || "<nil>";
   const detail = rule.message?.trim() || `failed rule: ${rule.rule.trim()}`;
   const scalar = s.type !== "object" && s.type !== "array";
+  const target = ruleTarget(rule, path);
+  const at = target ? { pointsAt: target } : {};
   switch (rule.reason) {
     case "FieldValueRequired":
-      return { field, type: "Required value", detail };
+      return { field, type: "Required value", detail, ...at };
     case "FieldValueForbidden":
-      return { field, type: "Forbidden", detail };
+      return { field, type: "Forbidden", detail, ...at };
     case "FieldValueDuplicate":
-      return scalar ? { field, type: "Duplicate value", value } : { field, type: "Duplicate value" };
+      return scalar
+        ? { field, type: "Duplicate value", value, ...at }
+        : { field, type: "Duplicate value", ...at };
     default:
       return scalar
-        ? { field, type: "Invalid value", value, detail }
-        : { field, type: "Invalid value", detail };
+        ? { field, type: "Invalid value", value, detail, ...at }
+        : { field, type: "Invalid value", detail, ...at };
   }
 }
 

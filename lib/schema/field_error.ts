@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { formatFloatV, isInt64, marshalJSON, quote } from "../gostd/mod.ts";
 
 /** The kinds of field error the API server reports, by the words it prints. */
 export type FieldErrorType =
@@ -21,6 +22,10 @@ export interface FieldError {
   readonly type: FieldErrorType;
   /** The value, as decoded JSON; `undefined` where the API server omits it. */
   readonly value?: unknown;
+  /** The value as printed, where Go prints it from a struct (in its field order) rather than decoded JSON. */
+  readonly shown?: string;
+  /** The field the error is about when it is not `field`: a root rule on `self.metadata.name` points at that. */
+  readonly pointsAt?: string;
   readonly detail?: string;
 }
 
@@ -28,8 +33,8 @@ export interface FieldError {
 const VALUELESS: ReadonlySet<FieldErrorType> = new Set(["Required value", "Forbidden", "Too long"]);
 
 /**
- * A decoded JSON value as Go's `%v`/`%q`/`json.Marshal` print it in a field error: strings quoted, numbers and
- * booleans bare, `null`, objects and arrays as JSON with sorted keys.
+ * A decoded JSON value as `field.Error` prints it: a string as Go's `%q`, an int64 or a bool as `%v`, a float64 as
+ * `%v` (`1.5`, `1e+06`), anything else as `json.Marshal` writes it (sorted keys, HTML escaped).
  *
  * @example
  * ```ts
@@ -39,18 +44,10 @@ const VALUELESS: ReadonlySet<FieldErrorType> = new Set(["Required value", "Forbi
  */
 export function goValue(value: unknown): string {
   if (value === null || value === undefined) return "null";
-  if (typeof value === "number" || typeof value === "bigint" || typeof value === "boolean") {
-    return String(value);
-  }
-  return JSON.stringify(sortedKeys(value));
-}
-
-function sortedKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortedKeys);
-  if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(
-    Object.keys(value).sort().map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]),
-  );
+  if (typeof value === "string") return quote(value);
+  if (typeof value === "number") return isInt64(value) ? String(value) : formatFloatV(value);
+  if (typeof value === "bigint" || typeof value === "boolean") return String(value);
+  return marshalJSON(value);
 }
 
 /**
@@ -63,7 +60,8 @@ function sortedKeys(value: unknown): unknown {
  */
 export function formatFieldError(e: FieldError): string {
   let body: string = e.type;
-  if (!VALUELESS.has(e.type) && "value" in e) body += `: ${goValue(e.value)}`;
+  if (!VALUELESS.has(e.type) && e.shown !== undefined) body += `: ${e.shown}`;
+  else if (!VALUELESS.has(e.type) && "value" in e) body += `: ${goValue(e.value)}`;
   if (e.detail) body += `: ${e.detail}`;
   return `${e.field}: ${body}`;
 }

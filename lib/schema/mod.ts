@@ -12,3 +12,7 @@ export * from "./list_type.ts";
 export * from "./cel.ts";
 export * from "./object.ts";
 export * from "./policy.ts";
+export * from "./names.ts";
+export * from "./object_meta.ts";
+export * from "./meta_decode.ts";
+export * from "./formats.ts";

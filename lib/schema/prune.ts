@@ -98,7 +98,31 @@ export function withDefaults(s: Schema, value: unknown): unknown {
     out[k] = c ? withDefaults(c, item) : item;
   }
   for (const [k, p] of Object.entries(s.properties ?? {})) {
-    if (!(k in out) && p.default !== undefined) out[k] = withDefaults(p, structuredClone(p.default));
+    const missing = !(k in out) || (out[k] === null && !p.nullable);
+    if (missing && p.default !== undefined) out[k] = withDefaults(p, structuredClone(p.default));
+  }
+  return out;
+}
+
+/**
+ * `value` without the nulls of fields that are neither nullable nor defaulted, every level down (a copy): the API
+ * server drops them before it validates (`PruneNonNullableNullsWithoutDefaults`), so `displayName: ~` is as if
+ * not written.
+ *
+ * @example
+ * ```ts
+ * withoutNulls({ type: "object", properties: { a: { type: "string" } } }, { a: null }); // {}
+ * ```
+ */
+export function withoutNulls(s: Schema, value: unknown): unknown {
+  if (Array.isArray(value)) return s.items ? value.map((item) => withoutNulls(s.items!, item)) : value;
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, item] of Object.entries(value)) {
+    const prop = s.properties?.[k];
+    if (prop && item === null && prop.default === undefined && !prop.nullable) continue;
+    const c = child(s, k);
+    out[k] = c && k !== "metadata" ? withoutNulls(c, item) : item;
   }
   return out;
 }

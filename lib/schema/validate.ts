@@ -5,7 +5,13 @@
  * @module
  */
 import type { FieldError } from "./field_error.ts";
+import { formatError, NEWEST_MINOR } from "./formats.ts";
 import type { Schema } from "./structural.ts";
+
+/** What a validation depends on besides the schema: the Kubernetes minor version judged as (its formats). */
+export interface ValidateOptions {
+  readonly minor?: number;
+}
 
 /** The JSON type of a decoded value, as the validator names it. */
 export function jsonType(value: unknown): string {
@@ -38,7 +44,13 @@ function invalid(path: string, value: unknown, detail: string): FieldError {
   return { field: fieldOf(path), type: "Invalid value", value, detail };
 }
 
-function checkString(s: Schema, path: string, v: string): FieldError[] {
+function checkString(s: Schema, path: string, v: string, minor: number): FieldError[] {
+  const format = s.format === undefined ? undefined : formatError(s.format, path, v, minor);
+  return [...stringLimits(s, path, v), ...(format ? [format] : [])];
+}
+
+/** The first of the length and pattern errors (kube-openapi's string validator stops at the first). */
+function stringLimits(s: Schema, path: string, v: string): FieldError[] {
   const chars = [...v].length;
   if (s.maxLength !== undefined && chars > s.maxLength) {
     return [{
@@ -69,8 +81,8 @@ function checkNumber(s: Schema, path: string, v: number): FieldError[] {
   return errors;
 }
 
-function checkArray(s: Schema, path: string, v: readonly unknown[]): FieldError[] {
-  const errors = v.flatMap((item, i) => (s.items ? validateSchema(s.items, item, `${path}[${i}]`) : []));
+function checkArray(s: Schema, path: string, v: readonly unknown[], o: ValidateOptions): FieldError[] {
+  const errors = v.flatMap((item, i) => (s.items ? validateSchema(s.items, item, `${path}[${i}]`, o) : []));
   if (s.minItems !== undefined && v.length < s.minItems) {
     errors.push(invalid(path, v.length, `${path} in body should have at least ${s.minItems} items`));
   }
@@ -85,13 +97,18 @@ function checkArray(s: Schema, path: string, v: readonly unknown[]): FieldError[
   return errors;
 }
 
-function checkObject(s: Schema, path: string, v: Readonly<Record<string, unknown>>): FieldError[] {
+function checkObject(
+  s: Schema,
+  path: string,
+  v: Readonly<Record<string, unknown>>,
+  o: ValidateOptions,
+): FieldError[] {
   const errors: FieldError[] = [];
   const at = (k: string) => (path ? `${path}.${k}` : k);
   for (const [k, item] of Object.entries(v)) {
     const child = s.properties?.[k] ??
       (typeof s.additionalProperties === "object" ? s.additionalProperties : undefined);
-    if (child) errors.push(...validateSchema(child, item, at(k)));
+    if (child) errors.push(...validateSchema(child, item, at(k), o));
   }
   for (const k of s.required ?? []) {
     if (!(k in v)) errors.push({ field: at(k), type: "Required value" });
@@ -126,7 +143,7 @@ function enumMatches(s: Schema, value: unknown): boolean {
  * // [{ field: "spec.cidr", type: "Required value" }]
  * ```
  */
-export function validateSchema(s: Schema, value: unknown, path = ""): FieldError[] {
+export function validateSchema(s: Schema, value: unknown, path = "", o: ValidateOptions = {}): FieldError[] {
   const actual = jsonType(value);
   const types = typesOf(s);
   if (actual === "null") {
@@ -136,9 +153,11 @@ export function validateSchema(s: Schema, value: unknown, path = ""): FieldError
     return [];
   }
   const errors: FieldError[] = [];
-  if (s.anyOf && !s.anyOf.some((a) => validateSchema(a, value, path).length === 0)) {
+  if (s.anyOf && !s.anyOf.some((a) => validateSchema(a, value, path, o).length === 0)) {
     // The branch with the fewest errors speaks for all, the first of equals (the validator's best failure).
-    const best = s.anyOf.map((a) => validateSchema(a, value, path)).sort((a, b) => a.length - b.length)[0] ??
+    const best = s.anyOf.map((a) =>
+      validateSchema(a, value, path, o)
+    ).sort((a, b) => a.length - b.length)[0] ??
       [];
     errors.push(invalid("", "", `"${path}" must validate at least one schema (anyOf)`), ...best);
   }
@@ -148,12 +167,12 @@ export function validateSchema(s: Schema, value: unknown, path = ""): FieldError
     return errors;
   }
   if (typeof value === "string" && (types.includes("string") || s["x-kubernetes-int-or-string"])) {
-    errors.push(...checkString(s, path, value));
+    errors.push(...checkString(s, path, value, o.minor ?? NEWEST_MINOR));
   }
   if (typeof value === "number") errors.push(...checkNumber(s, path, value));
-  if (Array.isArray(value)) errors.push(...checkArray(s, path, value));
+  if (Array.isArray(value)) errors.push(...checkArray(s, path, value, o));
   if (!enumMatches(s, value)) errors.push(notSupported(s, path, value));
-  if (actual === "object") errors.push(...checkObject(s, path, value as Record<string, unknown>));
+  if (actual === "object") errors.push(...checkObject(s, path, value as Record<string, unknown>, o));
   return errors;
 }
 

@@ -299,14 +299,19 @@ export function mapShipped(text: string, map: readonly (readonly [string, string
 }
 
 /**
- * Starts a process in the repository root whose output is appended to a log file (a restarted process adds to
- * its log). A pipe nobody reads would fill up and block the process on its next log line (Metacontroller logs a
- * lot at level 4).
+ * Starts a process in the repository root (or `cwd`) whose output is appended to a log file (a restarted process
+ * adds to its log). A pipe nobody reads would fill up and block the process on its next log line (Metacontroller
+ * logs a lot at level 4).
  */
-export function spawnLogged(argv: string[], log: string, env: Record<string, string>): Deno.ChildProcess {
+export function spawnLogged(
+  argv: string[],
+  log: string,
+  env: Record<string, string>,
+  cwd: string = ROOT,
+): Deno.ChildProcess {
   return new Deno.Command("bash", {
     args: ["-c", 'exec "$@" >> "$LOG" 2>&1', "bash", ...argv],
-    cwd: ROOT,
+    cwd,
     env: { ...env, LOG: log },
     stdin: "null",
   }).spawn();

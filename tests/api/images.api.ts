@@ -42,7 +42,7 @@ Deno.test("the documented image command sets every image of every overlay", asyn
       const copy = await Deno.makeTempDir({ prefix: "butler-images-" });
       try {
         await run("cp", ["-r", `${ROOT}/manifests`, `${ROOT}/examples`, copy], ROOT);
-        // docs/install.md: (cd "$OVERLAY" && kustomize edit set image "butler-hooks=$REGISTRY/butler-hooks:0.1.0")
+        // docs/install.md: (cd "$OVERLAY" && kustomize edit set image "butler-hooks=$REGISTRY/butler-hooks:$VERSION")
         await run(kustomize, ["edit", "set", "image", `butler-hooks=${IMAGE}`], `${copy}/${overlay}`);
         const found = images(await run("kubectl", ["kustomize", overlay], copy));
         assert.ok(found.length > 0, "the overlay runs containers");

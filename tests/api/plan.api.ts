@@ -82,9 +82,11 @@ Deno.test("plan and a real API server agree", async (t) => {
         ...new Set(examples.map((e) => /^ {2}namespace: (\S+)$/m.exec(Deno.readTextFileSync(e.path))?.[1])),
       ].filter((ns): ns is string => ns !== undefined);
       await ensureNamespaces(namespaces);
-      // The plan is given the same namespaces (no Team creates them here).
+      // The plan is given the same namespaces, a team's labelled as its Team makes it (no Team creates them here).
       const namespaceYaml = namespaces.map((n) =>
-        `apiVersion: v1\nkind: Namespace\nmetadata: { name: ${n} }\n`
+        `apiVersion: v1\nkind: Namespace\nmetadata: { name: ${n}${
+          n.startsWith("team-") ? `, labels: { butler.butlerlabs.dev/team: ${n.slice(5)} }` : ""
+        } }\n`
       )
         .join("---\n");
       for (const e of examples) {

@@ -26,7 +26,7 @@ import {
 } from "./cluster.ts";
 import { parse } from "yaml";
 
-const NS = "reporter-a";
+const NS = "team-reporter-a";
 const PC = "reporter-elastic";
 const GROUP = "/apis/butler.butlerlabs.dev/v1alpha1";
 const inventoryPath = (name: string) => `${GROUP}/namespaces/${NS}/loadbalancerinventories/${name}`;
@@ -120,7 +120,9 @@ Deno.test("the LoadBalancer reporter, a real management cluster and a real tenan
     });
 
   // The management side: an elastic ProviderConfig, TenantClusters, and the reporter's shipped RBAC.
+  // A team namespace, as its Team makes it: TenantClusters live nowhere else.
   await kubectlOk(["create", "namespace", NS]);
+  await kubectlOk(["label", "namespace", NS, `butler.butlerlabs.dev/team=${NS.slice(5)}`]);
   const pc = Deno.readTextFileSync(`${ROOT}/examples/providerconfigs/proxmox-elastic.yaml`)
     .replace("name: proxmox-elastic", `name: ${PC}`);
   await kubectlOk(["apply", "-f", "-"], { stdin: pc });

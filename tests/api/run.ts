@@ -80,6 +80,8 @@ export const OLDEST_FILES: readonly string[] = [
   "manifests.api.ts",
   "examples.api.ts",
   "schema_corpus.api.ts",
+  "meta_corpus.api.ts",
+  "kinds.api.ts",
   "status.api.ts",
   "admission.api.ts",
   "webhooks.api.ts",

@@ -170,7 +170,7 @@ Deno.test("HTTPS with client certificates, and a key pair swapped without a fail
   }
 });
 
-Deno.test("the production overlay is accepted by the API server in one apply", async () => {
+Deno.test("the production overlay, with monitoring, is accepted by the API server in one apply", async () => {
   await installManifests();
   const r = await kubectl([
     "apply",
@@ -180,7 +180,7 @@ Deno.test("the production overlay is accepted by the API server in one apply", a
     "--force-conflicts",
     "--validate=strict",
     "-k",
-    "examples/kustomize/production",
+    "examples/kustomize/production-monitoring",
   ]);
   assert.equal(r.code, 0, r.stderr);
   for (

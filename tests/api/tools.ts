@@ -166,6 +166,11 @@ export const OPERATOR_CRDS = {
 /** Downloads (or finds in the module cache) an operator's module and returns the directory of its CRDs. */
 export async function operatorCrds(name: keyof typeof OPERATOR_CRDS): Promise<string> {
   const { module, version, dir } = OPERATOR_CRDS[name];
+  return `${await goModuleDir(module, version)}/${dir}`;
+}
+
+/** Downloads (or finds in the module cache) a Go module at a version and returns its directory. */
+export async function goModuleDir(module: string, version: string): Promise<string> {
   const out = await new Deno.Command("go", {
     args: ["mod", "download", "-json", `${module}@${version}`],
     cwd: root,
@@ -173,6 +178,5 @@ export async function operatorCrds(name: keyof typeof OPERATOR_CRDS): Promise<st
     stderr: "inherit",
   }).output();
   if (!out.success) throw new Error(`go mod download ${module}@${version} failed`);
-  const { Dir } = JSON.parse(new TextDecoder().decode(out.stdout)) as { Dir: string };
-  return `${Dir}/${dir}`;
+  return (JSON.parse(new TextDecoder().decode(out.stdout)) as { Dir: string }).Dir;
 }

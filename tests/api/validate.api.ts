@@ -39,7 +39,7 @@ Deno.test("kubectl-validate: manifests/ as kubectl kustomize renders it", async 
   assert.deepEqual(failures(results), []);
 });
 
-for (const overlay of ["without-admission-webhooks", "production", "ipv6"]) {
+for (const overlay of ["without-admission-webhooks", "production", "production-monitoring", "ipv6"]) {
   Deno.test(`kubectl-validate: the ${overlay} overlay, cert-manager and prometheus-operator objects included`, async () => {
     const rendered = await new Deno.Command("kubectl", {
       args: ["kustomize", `${ROOT}/examples/kustomize/${overlay}`],

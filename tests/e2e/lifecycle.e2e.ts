@@ -141,19 +141,10 @@ Deno.test("Team: namespace, RoleBindings and ClusterRoles, then deletion", async
 const apply = (path: string) => kubectlOk(["apply", "--server-side", "-f", path]);
 
 /**
- * The seeds' IPAM setup both IPAM lifecycles start from: the harvester credentials Secret, the single-pool
- * example (NetworkPool and ProviderConfig) and the platform team, whose namespace is there when this returns.
+ * The seeds' IPAM setup both IPAM lifecycles start from: the single-pool example (its credentials Secret,
+ * NetworkPool and ProviderConfig) and the platform team, whose namespace is there when this returns.
  */
 async function platformOnSinglePool(): Promise<void> {
-  await kubectlOk([
-    "create",
-    "secret",
-    "generic",
-    "harvester-kubeconfig",
-    "-n",
-    "butler-system",
-    "--from-literal=kubeconfig=apiVersion: v1",
-  ]);
   await apply("examples/ipam/single-pool/");
   await apply("examples/teams/platform.yaml");
   await eventually("namespace team-platform", () => getObject("namespace", "team-platform"));

@@ -1,6 +1,6 @@
 /**
- * Quotas hold at the controllers, with real Metacontroller (docs/security.md, "Quotas without an authenticated API
- * server"): with no admission webhook in the way (as with components/without-admission-webhooks, or two creates
+ * Quotas hold at the controllers, with real Metacontroller
+ * (docs/security.md#quotas-without-an-authenticated-api-server): with no admission webhook in the way (as with components/without-admission-webhooks, or two creates
  * racing past an unauthenticated one), two clusters of a team limited to one are both stored; never do both start,
  * the Team holds what does not fit, and deleting one lets the other start.
  */

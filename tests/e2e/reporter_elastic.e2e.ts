@@ -48,10 +48,7 @@ Deno.test("elastic IPAM end to end: tenant Services -> reporter -> growth -> Met
         return want.length && expect(want) && JSON.stringify(got) === JSON.stringify(want) ? got : undefined;
       }, 120);
 
-    // The management side: the seed's elastic ProviderConfig and pool, a Team, and the cluster.
-    const creds = Deno.readTextFileSync(`${ROOT}/examples/credentials/nutanix-credentials.yaml`)
-      .replace("name: nutanix-credentials", "name: nutanix-creds");
-    await kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: creds });
+    // The management side: the seed's elastic ProviderConfig, its credentials and pool, a Team, and the cluster.
     await kubectlOk(["apply", "--server-side", "-f", "examples/ipam/elastic/"]);
     await kubectlOk(["apply", "--server-side", "-f", "-"], {
       stdin: JSON.stringify({

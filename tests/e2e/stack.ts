@@ -36,9 +36,9 @@ const SIZING = [
   "TLS_RELOAD_SECONDS",
 ];
 
-/** The hook container of the shipped Deployment. */
-function shippedContainer(): Obj {
-  return loadKustomization(`${ROOT}/manifests`).find((o) =>
+/** The hook container of the shipped Deployment (of the source tree at `root`: another release's, say). */
+function shippedContainer(root = ROOT): Obj {
+  return loadKustomization(`${root}/manifests`).find((o) =>
     o.kind === "Deployment" && o.metadata.name === "butler-hooks"
   )!.spec.template.spec.containers[0];
 }
@@ -52,9 +52,9 @@ function literalEnv(container: Obj): Record<string, string> {
 }
 
 /** The shipped sizing variables (workers, queue, deadline, body limit, V8 heap caps, drain), by name. */
-export function shippedSizing(): Record<string, string> {
+export function shippedSizing(root = ROOT): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(literalEnv(shippedContainer())).filter(([name]) => SIZING.includes(name)),
+    Object.entries(literalEnv(shippedContainer(root))).filter(([name]) => SIZING.includes(name)),
   );
 }
 
@@ -69,6 +69,8 @@ export interface HookServiceOptions {
   readonly log: string;
   /** Test-only variables, added to the shipped `--allow-env` too. */
   readonly testEnv?: Record<string, string>;
+  /** The source tree to run, as its manifests ship it (default: this one; `test:upgrade` runs a release's). */
+  readonly root?: string;
 }
 
 /**
@@ -78,20 +80,21 @@ export interface HookServiceOptions {
 export async function startHookService(options: HookServiceOptions): Promise<Deno.ChildProcess> {
   const { plane, port, webhookPort } = options;
   const testEnv = options.testEnv ?? {};
+  const root = options.root ?? ROOT;
   const cache = await denoDir();
-  const args = (shippedContainer().args as string[]).map((a) =>
+  const args = (shippedContainer(root).args as string[]).map((a) =>
     mapShipped(a, [
       ["/etc/butler", plane.dir],
       ["/var/run/secrets/kubernetes.io/serviceaccount", plane.dir],
       ["/deno-dir", cache],
-      ["/app", ROOT],
+      ["/app", root],
       ["0.0.0.0:8443", `127.0.0.1:${port}`],
       ["0.0.0.0:9443", `127.0.0.1:${webhookPort}`],
       ["$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)", new URL(plane.server).host],
     ]).replace(/^--allow-env=.*/, (flag) => [flag, ...Object.keys(testEnv)].join(","))
   );
   return spawnLogged([Deno.execPath(), ...args], options.log, {
-    ...shippedSizing(),
+    ...shippedSizing(root),
     PORT: String(port),
     WEBHOOK_PORT: String(webhookPort),
     HOST: "127.0.0.1",
@@ -107,7 +110,7 @@ export async function startHookService(options: HookServiceOptions): Promise<Den
     WEBHOOK_CLIENT_NAMES: "kube-apiserver-webhook-client",
     KUBECONFIG: options.kubeconfig,
     ...testEnv,
-  });
+  }, root);
 }
 
 /**
@@ -266,24 +269,34 @@ export async function installButler(planeDir: string, hooks: string, webhooks: s
   await kubectlOk(["apply", "--server-side", "-f", "tests/api/crds/"]);
   await installOperatorCrds();
   await applyCertManagerSecrets(planeDir);
-  const rendered = await kubectlOk(["kustomize", "manifests/"]);
-  const pointed = rendered.replaceAll("https://butler-hooks.butler-system.svc/", `${hooks}/`)
-    .replaceAll("host: butler-hooks.butler-system.svc", `host: ${new URL(hooks).host}`);
+  const objects = pointAtLoopback(await kubectlOk(["kustomize", "manifests/"]), planeDir, hooks, webhooks);
+  await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "-"], {
+    stdin: objects.map((o) => JSON.stringify(o)).join("\n"),
+  });
+  await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+}
+
+/**
+ * A rendered install with the controllers' hooks pointed at `hooks` and the admission webhooks at `webhooks` (both
+ * `https://host:port`), the test CA where cert-manager would inject one: what the Services are on a cluster.
+ */
+export function pointAtLoopback(rendered: string, planeDir: string, hooks: string, webhooks: string): Obj[] {
+  const pointed = rendered.replaceAll("https://butler-hooks.butler-system.svc/", `${hooks}/`);
   if (pointed === rendered) throw new Error("the rendered controllers no longer name the hook Service");
   const caBundle = btoa(Deno.readTextFileSync(`${planeDir}/ca.crt`));
   const objects = parseAllDocuments(pointed).map((d) => d.toJS() as Obj).filter(Boolean);
+  for (const config of objects.flatMap((o) => o.spec?.endpointConfigs ?? [])) {
+    if (config.host === "butler-hooks.butler-system.svc") config.host = new URL(hooks).host;
+  }
   const configurations = objects.filter((o) => o.kind === "ValidatingWebhookConfiguration");
-  if (configurations.length !== 1) throw new Error("the base no longer installs one webhook configuration");
+  if (configurations.length > 1) throw new Error("the install no longer has one webhook configuration");
   for (const vwc of configurations) {
     delete vwc.metadata.annotations["cert-manager.io/inject-ca-from"];
     for (const w of vwc.webhooks) {
       w.clientConfig = { url: `${webhooks}${w.clientConfig.service.path}`, caBundle };
     }
   }
-  await kubectlOk(["apply", "--server-side", "--validate=strict", "-f", "-"], {
-    stdin: objects.map((o) => JSON.stringify(o)).join("\n"),
-  });
-  await kubectlOk(["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"]);
+  return objects;
 }
 
 /** A tier's stack as its test files reach it: the control plane, and the hook service's two listeners. */

@@ -93,6 +93,9 @@ export function startArgoCd(
     Deno.copyFileSync(`${argo.src}/hack/${script}`, `${tools}/${script}`);
     Deno.chmodSync(`${tools}/${script}`, 0o755);
   }
+  // helm too, as in Argo CD's image: Helm sources are rendered with it (HELM_BIN, built outside this project).
+  const helm = Deno.env.get("HELM_BIN");
+  if (helm) Deno.symlinkSync(helm, `${tools}/helm`);
   const path = [tools, kustomize.replace(/\/[^/]+$/, ""), Deno.env.get("PATH") ?? "/usr/bin:/bin"].join(":");
   // ARGOCD_FAKE_IN_CLUSTER: the in-cluster destination (https://kubernetes.default.svc) is KUBECONFIG's cluster, as
   // Argo CD's own local runs do; no GnuPG keyring here.

@@ -1,6 +1,6 @@
 /**
- * The local git repository Argo CD syncs from, as a platform team's would be: a copy of `manifests/` and the
- * production overlay (`examples/kustomize/production`), an install folder on top of that overlay, and a folder of
+ * The local git repository Argo CD syncs from, as a platform team's would be: a copy of `manifests/`, the
+ * production overlay (`examples/kustomize/production`) and the Helm chart (`charts/butler`), an install folder on top of that overlay, and a folder of
  * platform objects (`platform/`, the examples). The install folder adds only what the test control plane needs:
  * no Service routes to the hook service here (it runs on loopback), so, as `deno task test:e2e` does, the
  * controllers' hook URLs and the webhooks' client configs point at it, with the test CA where cert-manager's
@@ -102,6 +102,7 @@ export async function makeRepo(dir: string, install: Obj): Promise<GitRepo> {
   await Deno.mkdir(dir, { recursive: true });
   await copy(`${ROOT}/manifests`, `${dir}/manifests`);
   await copy(`${ROOT}/examples/kustomize/production`, `${dir}/examples/kustomize/production`);
+  await copy(`${ROOT}/charts`, `${dir}/charts`);
   await Deno.mkdir(`${dir}/install`);
   await Deno.writeTextFile(`${dir}/install/kustomization.yaml`, stringify(install));
   await Deno.mkdir(`${dir}/platform`);

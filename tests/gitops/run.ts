@@ -26,9 +26,13 @@ import { startStandIn } from "./stand_in.ts";
 
 const metacontroller = Deno.env.get("METACONTROLLER_BIN");
 const argo = argoCdFromEnv();
-if (!metacontroller || typeof argo === "string") {
+if (!metacontroller || typeof argo === "string" || !Deno.env.get("HELM_BIN")) {
   console.error(
-    typeof argo === "string" ? argo : "deno task test:gitops needs METACONTROLLER_BIN as test:e2e does.",
+    typeof argo === "string"
+      ? argo
+      : !metacontroller
+      ? "deno task test:gitops needs METACONTROLLER_BIN as test:e2e does."
+      : "deno task test:gitops needs HELM_BIN (helm, from helm.sh/helm/v3/cmd/helm): Argo CD renders the chart with it.",
   );
   Deno.exit(2);
 }

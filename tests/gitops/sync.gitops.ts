@@ -156,16 +156,12 @@ Deno.test("the platform objects: Healthy once the hooks converge; invalid Degrad
     return revision;
   };
   const example = (path: string) => Deno.readTextFileSync(`${ROOT}/examples/${path}`);
-  const credentials = example("credentials/harvester-credentials.yaml").replace(
-    /name: harvester-credentials/,
-    "name: harvester-kubeconfig",
-  );
 
   await t.step(
     "a Team, a pool, its provider and a TenantCluster: Synced and Healthy, the cluster Ready",
     async () => {
       const revision = await commit("platform objects", {
-        "harvester-kubeconfig.yaml": credentials,
+        "harvester-kubeconfig.yaml": example("ipam/single-pool/harvester-kubeconfig.yaml"),
         "harvester-lab.yaml": example("ipam/single-pool/harvester-lab.yaml"),
         "lab-pool.yaml": example("ipam/single-pool/lab-pool.yaml"),
         "platform-team.yaml": example("teams/platform.yaml"),
@@ -247,6 +243,46 @@ Deno.test("the platform objects: Healthy once the hooks converge; invalid Degrad
     const left = JSON.parse(await kubectlOk(["get", "ipallocations", "-A", "-o", "json"])).items;
     assert.deepEqual(left.map((o: Obj) => o.metadata.name), []);
   });
+});
+
+Deno.test("the Helm chart synced by Argo CD: the production overlay's objects, every resource Healthy", async () => {
+  // The Application of Butler now takes the chart (a Helm source) with the values of the production overlay: the
+  // objects are the overlay's, so Argo CD updates them in place (the hook URLs go back to the Service's, which
+  // nothing after this test needs).
+  const values = {
+    monitoring: { enabled: true },
+    reporter: { enabled: true },
+    networkPolicy: { enabled: true, apiServerCIDR: "10.0.0.0/24", egressCIDR: "10.0.0.0/24" },
+  };
+  const revision = await repo.git("rev-parse", "HEAD");
+  await kubectlOk([
+    "patch",
+    "applications.argoproj.io",
+    "butler",
+    "-n",
+    "argocd",
+    "--type=merge",
+    "-p",
+    JSON.stringify({
+      spec: { source: { path: "charts/butler", helm: { releaseName: "butler", valuesObject: values } } },
+    }),
+  ]);
+  await refresh("butler");
+  const app = await eventually("Application butler synced from the chart", async () => {
+    const a = await application("butler");
+    return a.status?.sourceType === "Helm" && a.status?.sync?.status === "Synced" &&
+        a.status?.operationState?.phase === "Succeeded" && a.status?.health?.status === "Healthy" &&
+        a.status?.sync?.revision === revision
+      ? a
+      : undefined;
+  }, 300);
+  const overlay = parseAllDocuments(await kubectlOk(["kustomize", "examples/kustomize/production"]))
+    .map((d) => d.toJS() as Obj).filter(Boolean).map((o) => `${o.kind}/${o.metadata.name}`).sort();
+  const synced = (app.status.resources as Obj[]).map((r) => `${r.kind}/${r.name}`).sort();
+  assert.deepEqual(synced, overlay, "the chart's objects are the production overlay's");
+  const unhealthy = (app.status.resources as Obj[]).filter((r) => r.health && r.health.status !== "Healthy");
+  assert.deepEqual(unhealthy, []);
+  console.log(`chart: ${synced.length} resources synced from charts/butler, Healthy`);
 });
 
 Deno.test("Argo CD's own Lua test harness judges our health checks", async () => {

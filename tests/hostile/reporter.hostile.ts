@@ -23,7 +23,7 @@ import {
 } from "../api/cluster.ts";
 import { record, residentPeak } from "./measure.ts";
 
-const NS = "hostile-tenants";
+const NS = "team-hostile-tenants";
 const PC = "hostile-elastic";
 const GROUP = "/apis/butler.butlerlabs.dev/v1alpha1";
 const MIB = 1024 * 1024;
@@ -137,7 +137,9 @@ Deno.test("the LoadBalancer reporter against hostile tenants", async (t) => {
     for await (const c of silent) held.push(c);
   })().catch(() => {});
 
+  // A team namespace, as its Team makes it: TenantClusters live nowhere else.
   await kubectlOk(["create", "namespace", NS]);
+  await kubectlOk(["label", "namespace", NS, `butler.butlerlabs.dev/team=${NS.slice(5)}`]);
   const pc = Deno.readTextFileSync(`${ROOT}/examples/providerconfigs/proxmox-elastic.yaml`)
     .replace("name: proxmox-elastic", `name: ${PC}`);
   await kubectlOk(["apply", "-f", "-"], { stdin: pc });

@@ -80,6 +80,11 @@ Deno.test("SIGTERM: not ready, in-flight request finished, exit 0", async () => 
   const ready = await fetch(`${base}/readyz`);
   await ready.body?.cancel();
   assert.equal(ready.status, 503, "not ready while draining");
+  // While draining, each answer closes its connection: a caller's next request goes through the Service to a ready
+  // replica instead of reaching this one on a kept-alive connection after the drain.
+  const served = await fetch(`${base}/healthz`);
+  await served.body?.cancel();
+  assert.deepEqual([served.status, served.headers.get("connection")], [200, "close"]);
 
   await new Promise((r) => setTimeout(r, 1300)); // past the drain: the listener is closing, the request is still open
   push(body.slice(half));

@@ -1,14 +1,16 @@
 /**
- * `npx -y deno@2.9.6 task load [--workers=N] [--queue=N] [--v8-flags=...] [--body-limit=BYTES] [--scenarios=burst,team,throughput,sizes]`
+ * `npx -y deno@2.9.6 task load [--workers=N] [--queue=N] [--v8-flags=...] [--body-limit=BYTES] [--scenarios=burst,team,throughput,sizes]
+ * [--grants=5000] [--burst=16] [--clusters=1000] [--clients=8] [--requests=20] [--seconds=10] [--json=FILE]`
  *
  * Runs the real service (`main.ts` in a child process) under the load docs/performance.md records, and prints one
- * table per scenario:
+ * table per scenario (`--json` writes the figures too; `deno task test:smoke` runs it with small sizes):
  *
- * - burst: 16 concurrent NetworkPool syncs of a 5,000-grant /12 (2.6 MB each), with `/healthz` and `/readyz`
- *   probed every 25 ms throughout and the child's resident memory sampled: every answer must be 200 or 429;
- * - team: Team syncs with 1,000 TenantClusters related, 8 clients in parallel, 20 requests each (429s retried
- *   after `Retry-After`), latency percentiles;
- * - throughput: 4 clients sending large pool syncs back to back for 10 s: answers per second;
+ * - burst: `--burst` (16) concurrent NetworkPool syncs of a `--grants` (5,000) grant /12 (2.6 MB each), with
+ *   `/healthz` and `/readyz` probed every 25 ms throughout and the child's resident memory sampled: every answer
+ *   must be 200 or 429;
+ * - team: Team syncs with `--clusters` (1,000) TenantClusters related, `--clients` (8) in parallel, `--requests`
+ *   (20) each (429s retried after `Retry-After`), latency percentiles;
+ * - throughput: 4 clients sending large pool syncs back to back for `--seconds` (10): answers per second;
  * - sizes (not run by default): one client syncing pools of 5,000 and 20,000 grants whose IPAllocations are what
  *   Metacontroller really sends (about 3.2 KB each: 16 MB and 64 MB requests), 5 times each, latency and resident
  *   memory. Run it with `--body-limit=` above 64 MiB, or the 20,000-grant pool is refused (413).
@@ -28,6 +30,15 @@ const queue = flag("queue", "4");
 const v8 = flag("v8-flags", "");
 const scenarios = new Set(flag("scenarios", "burst,team,throughput").split(","));
 const bodyLimit = flag("body-limit", "16777216");
+const grants = Number(flag("grants", "5000"));
+const burstSize = Number(flag("burst", "16"));
+const teamClusters = Number(flag("clusters", "1000"));
+const clients = Number(flag("clients", "8"));
+const perClient = Number(flag("requests", "20"));
+const seconds = Number(flag("seconds", "10"));
+const jsonFile = args.find((a) => a.startsWith("--json="))?.slice(7);
+/** The figures of every scenario run, for `--json`. */
+const result: Record<string, unknown> = { workers: Number(workers), queue: Number(queue) };
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const child = new Deno.Command(Deno.execPath(), {
@@ -107,8 +118,8 @@ function monitor() {
   };
 }
 
-const pool = poolSyncBody(5000, 10);
-const team = teamSyncBody(1000);
+const pool = poolSyncBody(grants, 10);
+const team = teamSyncBody(teamClusters);
 console.log(`service: HOOK_WORKERS=${workers} HOOK_QUEUE_LIMIT=${queue}${v8 ? ` --v8-flags=${v8}` : ""}`);
 console.log(`idle RSS ${rssMiB("VmRSS")} MiB; pool request ${(pool.length / 1e6).toFixed(1)} MB`);
 
@@ -117,13 +128,15 @@ if (scenarios.has("burst")) {
   const m = monitor();
   await new Promise((r) => setTimeout(r, 300)); // the prober is up
   const start = performance.now();
-  const answers = await Promise.all(Array.from({ length: 16 }, () => post("/hooks/networkpool/sync", pool)));
+  const answers = await Promise.all(
+    Array.from({ length: burstSize }, () => post("/hooks/networkpool/sync", pool)),
+  );
   const wall = performance.now() - start;
   await new Promise((r) => setTimeout(r, 500));
   const { probes, notReady, peak } = await m.done();
   const statuses: Record<number, number> = {};
   for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
-  console.log(`\nburst: 16 concurrent pool syncs (5,000 grants), ${ms(wall)} wall`);
+  console.log(`\nburst: ${burstSize} concurrent pool syncs (${grants} grants), ${ms(wall)} wall`);
   console.log(`| answers | ${JSON.stringify(statuses)} |`);
   console.log(
     `| 200 latency p50 / max | ${
@@ -144,14 +157,23 @@ if (scenarios.has("burst")) {
   console.log(`| peak RSS (sampled) / high-water mark | ${peak} MiB / ${rssMiB("VmHWM")} MiB |`);
   await new Promise((r) => setTimeout(r, 3000));
   console.log(`| RSS 3 s after the burst | ${rssMiB("VmRSS")} MiB |`);
+  result.burst = {
+    answers: statuses,
+    // Answered 200 or 429, as the goal wants every answer.
+    answered: answers.filter((a) => a.status === 200 || a.status === 429).length,
+    healthzP99Ms: percentile(probes["/healthz"] ?? [], 99),
+    readyzP99Ms: percentile(probes["/readyz"] ?? [], 99),
+    notReady,
+    peakRssMiB: peak,
+  };
 }
 
 // team
 if (scenarios.has("team")) {
   const latencies: number[] = [];
   let busy = 0;
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    for (let i = 0; i < 20; i++) {
+  await Promise.all(Array.from({ length: clients }, async () => {
+    for (let i = 0; i < perClient; i++) {
       for (;;) {
         const a = await post("/hooks/team/sync", team);
         if (a.status === 429) {
@@ -165,20 +187,21 @@ if (scenarios.has("team")) {
       }
     }
   }));
-  console.log(`\nteam: 1,000 TenantClusters, 8 clients x 20 requests`);
+  console.log(`\nteam: ${teamClusters} TenantClusters, ${clients} clients x ${perClient} requests`);
   console.log(
     `| p50 / p99 / max | ${ms(percentile(latencies, 50))} / ${ms(percentile(latencies, 99))} / ${
       ms(Math.max(...latencies))
     } |`,
   );
   console.log(`| 429 answers (retried) | ${busy} |`);
+  result.team = { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), busy };
 }
 
 // throughput
 if (scenarios.has("throughput")) {
   let ok = 0;
   let busy = 0;
-  const until = performance.now() + 10_000;
+  const until = performance.now() + seconds * 1000;
   await Promise.all(Array.from({ length: 4 }, async () => {
     while (performance.now() < until) {
       const a = await post("/hooks/networkpool/sync", pool);
@@ -187,9 +210,10 @@ if (scenarios.has("throughput")) {
       else throw new Error(`pool sync answered ${a.status}`);
     }
   }));
-  console.log(`\nthroughput: 4 clients, large pool syncs for 10 s`);
-  console.log(`| answered 200 per second | ${(ok / 10).toFixed(1)} |`);
+  console.log(`\nthroughput: 4 clients, large pool syncs for ${seconds} s`);
+  console.log(`| answered 200 per second | ${(ok / seconds).toFixed(1)} |`);
   console.log(`| 429 answers | ${busy} |`);
+  result.throughput = { perSecond: ok / seconds, busy };
   console.log(`| high-water mark over the whole run | ${rssMiB("VmHWM")} MiB |`);
 }
 
@@ -200,6 +224,7 @@ if (scenarios.has("sizes")) {
   );
   console.log("| grants | request | answers | p50 / max | high-water mark |");
   console.log("|---|---|---|---|---|");
+  const sizes: Record<string, unknown>[] = [];
   for (const grants of [5000, 20000]) {
     const body = poolSyncBody(grants, 10, "v2", "as-sent");
     const answers = [];
@@ -212,8 +237,12 @@ if (scenarios.has("sizes")) {
         ms(percentile(times, 50))
       } / ${ms(Math.max(...times))} | ${rssMiB("VmHWM")} MiB |`,
     );
+    sizes.push({ grants, bytes: body.length, answers: statuses, p50Ms: percentile(times, 50) });
   }
+  result.sizes = sizes;
 }
 
+result.peakRssMiB = rssMiB("VmHWM");
+if (jsonFile) Deno.writeTextFileSync(jsonFile, JSON.stringify(result, null, 2) + "\n");
 child.kill("SIGTERM");
 await child.status;

@@ -1,17 +1,22 @@
 /**
- * `npx -y deno@2.9.6 task load:pool [--runs=200]`
+ * `npx -y deno@2.9.6 task load:pool [--runs=200] [--grants=5000,20000] [--json=FILE]`
  *
  * The latency distribution of NetworkPool syncs through the HTTP route (`app.request()`, as the bench), one
  * request at a time: `deno bench` prints the mean, min and p75 but no median, and this workload is
  * garbage-collection bound, so its mean sits well above its median. Prints min, p25, median, p75 and p99 for
  * pools of 5,000 and 20,000 grants, beside a bare `JSON.parse` + `JSON.stringify` of the same request and
- * response. Not part of the test suite: timings belong in recorded figures, never in assertions.
+ * response (`--json` writes them too). Not part of the test suite: timings belong in recorded figures, never in
+ * assertions.
  */
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { poolSyncBody, postPoolSync } from "../../bench/pool_data.ts";
 import { createTestApp } from "../../lib/testing/mod.ts";
 
-const runs = Number(Deno.args.find((a) => a.startsWith("--runs="))?.slice(7) ?? 200);
+const flag = (name: string) => Deno.args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const runs = Number(flag("runs") ?? 200);
+const sizes = (flag("grants") ?? "5000,20000").split(",").map(Number);
+const jsonFile = flag("json");
+const results: { name: string; grants: number; minMs: number; medianMs: number; p99Ms: number }[] = [];
 const { app } = createTestApp(HOOK_ROUTES);
 
 const sync = (body: string) => postPoolSync(app, body);
@@ -29,7 +34,7 @@ async function measure(run: () => unknown): Promise<number[]> {
 const at = (s: number[], q: number) => s[Math.min(s.length - 1, Math.floor(s.length * q))]!.toFixed(1);
 console.log(`| case (${runs} runs after 20 warm-up) | min | p25 | median | p75 | p99 |`);
 console.log("|---|---|---|---|---|---|");
-for (const grants of [5000, 20000]) {
+for (const grants of sizes) {
   const body = poolSyncBody(grants, 10);
   const response = JSON.parse(await sync(body));
   const cases: [string, () => unknown][] = [
@@ -46,5 +51,7 @@ for (const grants of [5000, 20000]) {
         at(s, 0.99)
       } |`,
     );
+    results.push({ name, grants, minMs: s[0]!, medianMs: Number(at(s, 0.5)), p99Ms: Number(at(s, 0.99)) });
   }
 }
+if (jsonFile) Deno.writeTextFileSync(jsonFile, JSON.stringify({ runs, cases: results }, null, 2) + "\n");

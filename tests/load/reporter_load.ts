@@ -1,5 +1,5 @@
 /**
- * `deno task load:reporter [--tenants=500] [--services=20] [--seconds=120]`: the reporter at rest with many
+ * `deno task load:reporter [--tenants=500] [--services=20] [--seconds=120] [--json=FILE]`: the reporter at rest with many
  * tenants. Starts the test control plane as the management cluster (or uses `BUTLER_TEST_CLUSTER`), one process
  * of fake tenant API servers, `--tenants` elastic TenantClusters with kubeconfig Secrets, and `main.ts reporter`
  * with the shipped defaults; once every inventory is written, it measures the reporter's resident memory, CPU
@@ -12,7 +12,7 @@
  */
 import { API_VERSION as API } from "../../lib/butler/mod.ts";
 import { b64 } from "../api/tenant.ts";
-import { inTestCluster, numberFlag } from "./cli.ts";
+import { inTestCluster, numberFlag, stringFlag } from "./cli.ts";
 import { startFakeTenants } from "./fake_tenant_fleet.ts";
 import { cpuSeconds, statusMiB } from "./proc.ts";
 
@@ -21,13 +21,14 @@ const flag = (name: string, fallback: number) => numberFlag(args, name, fallback
 const tenants = flag("tenants", 500);
 const perTenant = flag("services", 20);
 const seconds = flag("seconds", 120);
+const jsonFile = stringFlag(args, "json");
 const tls = true;
 
 await inTestCluster(import.meta.url, args);
 
 const { cluster, freePort, installManifests, kubectlOk, ROOT } = await import("../api/cluster.ts");
 const c = cluster();
-const NS = "reporter-load";
+const NS = "team-reporter-load";
 
 // --- fake tenants (the hook service's pair is issued for 127.0.0.1 by the control plane's CA)
 const fake = await startFakeTenants(
@@ -37,7 +38,9 @@ const fake = await startFakeTenants(
 
 // --- management objects
 await installManifests();
+// A team namespace, as its Team makes it: TenantClusters live nowhere else.
 await kubectlOk(["create", "namespace", NS]).catch(() => "");
+await kubectlOk(["label", "namespace", NS, `butler.butlerlabs.dev/team=${NS.slice(5)}`, "--overwrite"]);
 const apply = (obj: unknown) =>
   kubectlOk(["apply", "--server-side", "-f", "-"], { stdin: JSON.stringify(obj) });
 const pc = Deno.readTextFileSync(`${ROOT}/examples/providerconfigs/proxmox-elastic.yaml`)
@@ -146,33 +149,31 @@ const median = samples.sort((a, b) => a - b)[samples.length >> 1]!;
 // Each tenant's heartbeat period is its own in 36-45 s, and a beat waits for the worker's next 5 s tick: one
 // beat every 36-50 s. In a window of W seconds a tenant beats between floor(W/50) and ceil(W/36) times.
 const windowSeconds = minutes * 60;
-console.log(JSON.stringify(
-  {
-    tenants,
-    servicesPerTenant: perTenant,
-    tls,
-    windowSeconds: Math.round(windowSeconds),
-    rssMiB: {
-      afterStartup: Math.round(startupRss),
-      median: Math.round(median),
-      peak: Math.round(peak),
-      // Against afterStartup: growth over the window would show here.
-      atEnd: Math.round(after.rss),
-    },
-    rssPerTenantKiB: Math.round((median * 1024) / tenants),
-    cpuPercentOfOneCore: Number((((after.cpuSeconds - before.cpuSeconds) / windowSeconds) * 100).toFixed(1)),
-    inventoryWritesPerMinute: Math.round((after.writes - before.writes) / minutes),
-    heartbeatsPerMinuteRange: [
-      Math.round((tenants * Math.floor(windowSeconds / 50)) / minutes),
-      Math.round((tenants * Math.ceil(windowSeconds / 36)) / minutes),
-    ],
-    windowWrites: byReason,
-    heapUsedMiB: Math.round((m.get("nodejs_heap_size_used_bytes") ?? 0) / 1048576),
-    externalMiB: Math.round((m.get("nodejs_external_memory_bytes") ?? 0) / 1048576),
+const result = {
+  tenants,
+  servicesPerTenant: perTenant,
+  tls,
+  windowSeconds: Math.round(windowSeconds),
+  rssMiB: {
+    afterStartup: Math.round(startupRss),
+    median: Math.round(median),
+    peak: Math.round(peak),
+    // Against afterStartup: growth over the window would show here.
+    atEnd: Math.round(after.rss),
   },
-  null,
-  2,
-));
+  rssPerTenantKiB: Math.round((median * 1024) / tenants),
+  cpuPercentOfOneCore: Number((((after.cpuSeconds - before.cpuSeconds) / windowSeconds) * 100).toFixed(1)),
+  inventoryWritesPerMinute: Math.round((after.writes - before.writes) / minutes),
+  heartbeatsPerMinuteRange: [
+    Math.round((tenants * Math.floor(windowSeconds / 50)) / minutes),
+    Math.round((tenants * Math.ceil(windowSeconds / 36)) / minutes),
+  ],
+  windowWrites: byReason,
+  heapUsedMiB: Math.round((m.get("nodejs_heap_size_used_bytes") ?? 0) / 1048576),
+  externalMiB: Math.round((m.get("nodejs_external_memory_bytes") ?? 0) / 1048576),
+};
+console.log(JSON.stringify(result, null, 2));
+if (jsonFile) Deno.writeTextFileSync(jsonFile, JSON.stringify(result, null, 2) + "\n");
 
 reporter.kill("SIGTERM");
 await reporter.status;

@@ -20,15 +20,25 @@ export const NOW = "2026-11-23T10:00:00Z";
 /** The install, read once. */
 export const INSTALL = readInstall(ROOT);
 
-/** The examples a user can apply together (the set the real API server tier stores). */
+/**
+ * The examples a user can apply together (the set the real API server tier stores), every object Ready: the
+ * other files reuse a name from it (the seeds show two lab-pools, three harvester-prods and two versions of one
+ * IPAllocation) or overlap its pools.
+ */
 export const APPLIED_TOGETHER = [
   "credentials",
   "teams",
   "providerconfigs",
-  "networkpools",
+  "networkpools/edge-pool-cooldown.yaml",
+  "networkpools/nutanix-node-pool.yaml",
+  "networkpools/overflow-ip-pool.yaml",
+  "networkpools/prod-ip-pool.yaml",
+  "networkpools/proxmox-main-pool.yaml",
+  "ipam/single-pool",
   "ipam/elastic",
   "tenantclusters",
   "ipallocations/prod-cluster-lb.yaml",
+  "ipallocations/api-lb-pinned.yaml",
 ];
 
 /** The objects of files or directories below `examples/` (or YAML text given inline). */

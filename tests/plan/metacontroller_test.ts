@@ -66,7 +66,7 @@ Deno.test("reconcile applies a composite answer the way Metacontroller does", as
   await t.step(
     "first sync: finalizer, status with observedGeneration, children owned and labelled",
     async () => {
-      assert.deepEqual(await reconcile(store, spec("InPlace"), parent, call), {});
+      assert.deepEqual(await reconcile(store, spec("InPlace"), parent, call), { reads: [] });
       const w = store.find(parent)!;
       assert.deepEqual(w.metadata.finalizers, ["metacontroller.io/compositecontroller-widgets"]);
       assert.deepEqual(w.status, { ok: true, observedGeneration: 1 });

@@ -4,15 +4,18 @@
  */
 import { APPLIED_TOGETHER, examples, plan } from "./helpers.ts";
 import { scenario } from "./scenario.ts";
+import { RUNS, sized } from "../../bench/smoke.ts";
 
 const seeds = examples(...APPLIED_TOGETHER);
-const large = scenario({ teams: 20, pools: 5, clusters: 200 });
+const size = sized({ teams: 20, pools: 5, clusters: 200 }, { teams: 2, pools: 1, clusters: 10 });
+const large = scenario(size);
 
 Deno.bench({
   name: `plan: the seeds' examples (${seeds.length} objects)`,
   group: "plan",
   n: 10,
   warmup: 2,
+  ...RUNS,
   async fn() {
     const result = await plan(seeds);
     if (!result.converged) throw new Error("the examples do not converge");
@@ -20,10 +23,11 @@ Deno.bench({
 });
 
 Deno.bench({
-  name: "plan: 200 TenantClusters, 20 Teams, 5 pools",
+  name: `plan: ${size.clusters} TenantClusters, ${size.teams} Teams, ${size.pools} pools`,
   group: "plan",
   n: 3,
   warmup: 1,
+  ...RUNS,
   async fn() {
     const result = await plan(large);
     if (!result.converged || result.failures.length || result.outcomes.some((o) => o.action === "refused")) {

@@ -1,6 +1,6 @@
 /**
  * `deno task test:scale [--clusters=300] [--teams=15] [--pools=2] [--json=FILE] [--timeout=1200]
- * [--metacontroller-args="--client-go-qps=50 --client-go-burst=100"] [--no-faults] [--allocations=N]`
+ * [--metacontroller-args="--client-go-qps=50 --client-go-burst=100"] [--no-faults] [--allocations=N] [--keep]`
  *
  * Many tenants under faults, with the real engine (issue "A thousand tenant clusters under faults"). Like
  * `test:e2e` it needs `METACONTROLLER_BIN` and builds nothing of Metacontroller. On the test control plane it runs
@@ -26,7 +26,8 @@
  * 5. the baseline: the objects the converged system held, created with their statuses by a plain client at
  *    8-way concurrency against the same API server, with nothing else running.
  *
- * Prints a summary and writes every count to `--json`. Exits non-zero when an invariant does not hold.
+ * Prints a summary and writes every count to `--json`. Exits non-zero when an invariant does not hold (the control
+ * plane's directory, with every process's log, is then kept; `--keep` keeps it after a passing run too).
  * `--allocations=N` measures the allocation path alone instead (`allocationBurst`): N IPAllocations into one
  * pool, against the direct-write baseline of the same objects.
  *
@@ -66,7 +67,7 @@ type Obj = Record<string, any>;
 const metacontrollerBin = Deno.env.get("METACONTROLLER_BIN");
 if (!metacontrollerBin) {
   console.error(
-    "deno task test:scale needs METACONTROLLER_BIN, as deno task test:e2e does (docs/development.md, Tests).",
+    "deno task test:scale needs METACONTROLLER_BIN, as deno task test:e2e does (docs/development.md#tests-what-each-tier-proves).",
   );
   Deno.exit(2);
 }
@@ -79,6 +80,7 @@ const jsonFile = stringFlag(Deno.args, "json");
 const timeoutSeconds = numberFlag(Deno.args, "timeout", 1200);
 /** `--no-faults`: the same run without faults, to measure what they cost (not a passing run of this tier). */
 const withFaults = !Deno.args.includes("--no-faults");
+const keep = Deno.args.includes("--keep");
 const mcArgs = (stringFlag(Deno.args, "metacontroller-args") ?? "--client-go-qps=50 --client-go-burst=100")
   .split(/\s+/).filter(Boolean);
 const API = "/apis/butler.butlerlabs.dev/v1alpha1";
@@ -126,7 +128,15 @@ await waitHttp(`https://127.0.0.1:${hookLb.port}/readyz`, `${plane.dir}/ca.crt`,
 await installButler(plane.dir, `https://127.0.0.1:${hookLb.port}`, `https://127.0.0.1:${webhookLb.port}`);
 const metacontroller = new Tracked(
   "Metacontroller",
-  () => running(startMetacontroller(metacontrollerBin, plane.dir, `${plane.dir}/metacontroller.log`, mcArgs)),
+  // Discovery at Metacontroller's default interval, as an install runs it (the e2e tier's 2 s, to see CRDs
+  // installed later, would add a discovery request a second to the steady state); the CRDs are installed first.
+  () =>
+    running(
+      startMetacontroller(metacontrollerBin, plane.dir, `${plane.dir}/metacontroller.log`, [
+        "--discovery-interval=30s",
+        ...mcArgs,
+      ]),
+    ),
 );
 await metacontroller.start();
 
@@ -536,12 +546,13 @@ async function recreate(): Promise<void> {
   if (del.status !== 200 && del.status !== 202) {
     throw new Error(`delete for recreate: ${del.status} ${del.body.message}`);
   }
-  // Metacontroller's finalizer holds it while its allocations are released: the name is free once it is gone.
+  // Metacontroller's finalizer holds it while its allocations are released: the name is free once it is gone
+  // (409 until then). A 429 or 5xx (the webhook or the API server busy) is tried again, as a client would.
   let r: Answer;
   do {
     r = await create(path, c.object);
     if (r.status !== 201) await sleep(50);
-  } while (r.status === 409 && performance.now() - t0 < 600_000);
+  } while ((r.status === 409 || r.status === 429 || r.status >= 500) && performance.now() - t0 < 600_000);
   if (r.status !== 201) throw new Error(`recreate ${c.object.metadata.name}: ${r.status} ${r.body.message}`);
   faults.recreates++;
   recreateSeconds = Number(((performance.now() - t0) / 1000).toFixed(1));
@@ -582,6 +593,11 @@ async function growWhenFull(stop: { done: boolean }): Promise<void> {
       const from = p.spec.cidr as string;
       const to = `${from.split("/")[0]}/${GROWN_PREFIX}`;
       const r = await call("PATCH", path, { spec: { cidr: to } }, "application/merge-patch+json");
+      // The webhook (failurePolicy Fail) is down while a fault restarts the hook service: try again, as a user would.
+      if (r.status === 429 || r.status >= 500) {
+        await sleep(2000);
+        continue;
+      }
       if (r.status !== 200) throw new Error(`grow pool 0: ${r.status} ${r.body.message}`);
       poolGrown = { at: (performance.now() - burstStart) / 1000, from };
       log(`pool 0 full (${from}, ${p.status.availableIPs} left): grown to ${to}`);
@@ -591,6 +607,7 @@ async function growWhenFull(stop: { done: boolean }): Promise<void> {
 }
 
 const burstStart = performance.now();
+const burstWallStart = Date.now();
 const stopGrowing = { done: false };
 const growing = growWhenFull(stopGrowing);
 /** Ready clusters, as last seen: faults are spread over convergence, not only over the creates. */
@@ -609,6 +626,23 @@ let lastReport = performance.now();
 let faultsDone = false;
 /** From the first create to the first cluster Ready: what a user waits for the first of a burst. */
 let firstReadySeconds: number | undefined;
+/** The first Ready cluster's stages, in seconds from the burst's start: where its wait went. */
+let firstReady: Record<string, number | string> | undefined;
+/** The machine's load averages (1, 5, 15 minutes): how much else wanted the cores this run shares. */
+function loadAverage(): string {
+  return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+}
+/** When a cluster was created and each of its conditions last changed, in seconds from the burst's start. */
+function stages(c: Obj): Record<string, number | string> {
+  const at = (time: string) => Number(((Date.parse(time) - burstWallStart) / 1000).toFixed(1));
+  return {
+    cluster: `${c.metadata.namespace}/${c.metadata.name}`,
+    created: at(c.metadata.creationTimestamp),
+    ...Object.fromEntries(
+      ((c.status?.conditions ?? []) as Obj[]).map((k) => [`${k.type}${k.status}`, at(k.lastTransitionTime)]),
+    ),
+  };
+}
 faulting.finally(() => faultsDone = true);
 const converging = until("every admitted TenantCluster Ready", timeoutSeconds, async () => {
   clusters = await list(`${API}/tenantclusters`);
@@ -616,6 +650,8 @@ const converging = until("every admitted TenantCluster Ready", timeoutSeconds, a
   ready = clusters.length - waiting.length;
   if (ready > 0 && firstReadySeconds === undefined) {
     firstReadySeconds = Number(((performance.now() - burstStart) / 1000).toFixed(1));
+    firstReady = stages(clusters.find((c) => c.status?.phase === "Ready")!);
+    log(`first Ready after ${firstReadySeconds} s: ${JSON.stringify(firstReady)}; load ${loadAverage()}`);
   }
   if (performance.now() - lastReport > 15_000) {
     lastReport = performance.now();
@@ -638,13 +674,28 @@ if (unexpected.length) { for (const r of outcome.refused.slice(0, 10)) log(`refu
 try {
   await converging;
   readySeconds = (performance.now() - burstStart) / 1000;
-  log(`all ${clusters.length} Ready after ${readySeconds.toFixed(1)} s`);
+  log(
+    `all ${clusters.length} Ready after ${
+      readySeconds.toFixed(1)
+    } s; load ${loadAverage()}; CPU seconds so far: ${
+      JSON.stringify({
+        metacontroller: metacontroller.usage().cpuSeconds,
+        hooks: totalUsage(hooks).cpuSeconds,
+        reporter: totalUsage(reporters).cpuSeconds,
+        apiServer: planeProc.usage().cpuSeconds,
+      })
+    }`,
+  );
 } catch (err) {
   log(String(err));
 }
 await faulting;
 stopGrowing.done = true;
 await growing;
+// What the API server was asked until convergence, by verb and resource (since the control plane's restart, whose
+// counters start again): which writes re-synced which relations.
+const untilReady = requestsSince(new Map(), await apiRequestsByResource().catch(() => new Map()), 10);
+log(`API requests until Ready since the control plane's restart: ${JSON.stringify(untilReady)}`);
 // Where Metacontroller sent its work until convergence (both processes, every life).
 const calls = hookCalls(
   hookPorts.map((_, i) => Deno.readTextFileSync(`${plane.dir}/hooks-${i}.log`)).join("\n"),
@@ -656,10 +707,20 @@ log(`hook calls until Ready: ${JSON.stringify(calls)}`);
 // --- steady state: what the converged system asks of the API server with nothing changing ---------------------
 
 const STEADY_SECONDS = 60;
+const hookLogs = () =>
+  hookPorts.map((_, i) => Deno.readTextFileSync(`${plane.dir}/hooks-${i}.log`)).join("\n");
 const steadyByResource = await apiRequestsByResource().catch(() => undefined);
 const steadyCpu = [metacontroller.usage().cpuSeconds, totalUsage(hooks).cpuSeconds];
+const steadyCalls = hookCalls(hookLogs());
 await sleep(STEADY_SECONDS * 1000);
 const steadyRequests = steadyByResource && requestsSince(steadyByResource, await apiRequestsByResource(), 0);
+// What Metacontroller asked of the hooks in that minute, by route: which controller's syncs the requests follow.
+const steadyHookCalls = Object.fromEntries(
+  Object.entries(hookCalls(hookLogs())).map((
+    [route, c],
+  ) => [route, c.answered - (steadyCalls[route]?.answered ?? 0)])
+    .filter(([, n]) => Number(n) > 0),
+);
 const steady = {
   seconds: STEADY_SECONDS,
   apiRequestsPerSecond: steadyRequests
@@ -671,8 +732,17 @@ const steady = {
     ((metacontroller.usage().cpuSeconds - steadyCpu[0]!) / STEADY_SECONDS) * 100,
   ),
   hooksCpuPercent: Math.round(((totalUsage(hooks).cpuSeconds - steadyCpu[1]!) / STEADY_SECONDS) * 100),
+  hookCalls: steadyHookCalls,
+  // Writes in that minute but the reporters' Leases: what was still settling (each write re-syncs its relations).
+  writes: Object.fromEntries(
+    Object.entries(steadyRequests ?? {}).filter(([k, n]) =>
+      n > 0 &&
+      /^(PUT|PATCH|APPLY|POST|DELETE) /.test(k) && !/leases/.test(k)
+    ),
+  ),
 };
-log(`steady state: ${JSON.stringify(steady)}`);
+const steadyLoad = loadAverage();
+log(`steady state: ${JSON.stringify(steady)}; load ${steadyLoad}`);
 
 // --- dry runs write nothing --------------------------------------------------------------------------------------
 
@@ -859,12 +929,13 @@ async function uninstall(): Promise<string[]> {
   // The service goes as the procedure removes its Deployment; Metacontroller stays (it serves other controllers).
   for (const p of [...hooks, ...reporters]) await p.stop("SIGTERM");
   const install = Deno.readTextFileSync(`${ROOT}/docs/install.md`);
-  const block = install.match(/<!-- test:scale runs this block -->\s*```sh\n([\s\S]*?)```/)?.[1];
+  const block = install.match(/<!-- test:api and test:scale run this block -->\s*```sh\n([\s\S]*?)```/)?.[1];
   if (!block) throw new Error("docs/install.md has no uninstall block marked for test:scale");
   const run = await new Deno.Command("bash", {
     args: ["-euo", "pipefail", "-c", block],
     cwd: ROOT,
-    env: { KUBECONFIG: `${plane.dir}/kubeconfig` },
+    // What this run installed: the base (the block deletes what OVERLAY names).
+    env: { KUBECONFIG: `${plane.dir}/kubeconfig`, OVERLAY: "manifests" },
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -935,6 +1006,7 @@ const result = {
   unexpectedAdmission: unexpected.length,
   contentionRefusals: outcome.contentionRefusals,
   firstReadySeconds,
+  firstReady,
   readySeconds: Number(readySeconds.toFixed(1)),
   baselineSeconds: Number(baselineSeconds.toFixed(1)),
   ratio: Number((readySeconds / baselineSeconds).toFixed(2)),
@@ -958,7 +1030,9 @@ const result = {
   inventoriesMissing: found.inventoriesMissing.length,
   apiServer: apiUsage,
   apiRequests: requests,
+  apiRequestsUntilReadyByResource: untilReady,
   steady,
+  loadAverageAtSteady: steadyLoad,
   hookCalls: calls,
   hookCallsPerCluster: Number(callsPerCluster.toFixed(1)),
 };
@@ -986,6 +1060,6 @@ const failed = [
   Number(!poolGrown),
   Number(Number.isNaN(readySeconds)),
 ].some((v) => v !== 0);
-if (failed) console.log(`state and logs kept in ${plane.dir}`);
+if (failed || keep) console.log(`state and logs kept in ${plane.dir}`);
 else await Deno.remove(plane.dir, { recursive: true });
 Deno.exit(failed ? 1 : 0);
