@@ -6,7 +6,8 @@ import { formatTime, parseTime, secondsUntil } from "../../lib/time/mod.ts";
  * controller recomputes them every 5 minutes. Every status write of a ProviderConfig re-syncs every Team and every
  * TenantCluster that relates it, none of which reads the figures, and the figures change with every grant: at 30 s,
  * the writes still falling due after a burst of 300 clusters re-synced all 300 once or twice in the minute after
- * they converged (docs/performance.md, "Where the steady state's requests come from").
+ * they converged (where the steady state's requests come from:
+ * docs/performance.md#measured-again-after-the-base-install-change-issue-59-2026-11-28).
  */
 export const CAPACITY_REFRESH_SECONDS = 300;
 
