@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { adoptions, CHILD_KINDS, keyOf, type Listed, type Parents } from "../../cli/adopt.ts";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { createApp, type RouteRegistrar } from "../../lib/http/mod.ts";
@@ -742,51 +743,30 @@ function isButler(o: Obj): boolean {
 }
 
 /**
- * The post-restore step of docs/operations.md: a Butler child whose `controller-uid` names no object gets the UID
- * of its parent now, found by its labels (`tenant` names a TenantCluster of its namespace, else `team` a Team), so
- * that Metacontroller adopts it; a claim's IPAllocation and IPAddress get their claim as owner again.
+ * The post-restore step of docs/operations.md, `kubectl butler adopt`, by its own code (cli/adopt.ts): each orphaned
+ * child of Butler's controllers given back to the parent its labels name (a composite's child relabelled with its
+ * parent's new UID, so that Metacontroller adopts it; a claim's IPAllocation and IPAddress given their claim as
+ * controller).
  */
 export function relabelRestoredChildren(api: ApiServer): void {
-  const uids = new Set(api.all().map((o) => o.metadata.uid));
-  for (const o of api.all()) {
-    const labels = o.metadata.labels ?? {};
-    const stale = labels["controller-uid"];
-    if (stale === undefined || uids.has(stale)) continue;
-    const tenant = labels["butler.butlerlabs.dev/tenant"];
-    const team = labels["butler.butlerlabs.dev/team"];
-    const parent = tenant
-      ? api.peek(`butler.butlerlabs.dev/TenantCluster/${o.metadata.namespace}/${tenant}`)
-      : team
-      ? api.peek(`butler.butlerlabs.dev/Team//${team}`) ??
-        api.peek(`butler.butlerlabs.dev/Team//${team.replace(/^team-/, "")}`)
-      : undefined;
-    if (!parent) continue;
-    const next = structuredClone(o);
-    next.metadata.labels = { ...labels, "controller-uid": parent.metadata.uid };
-    delete next.metadata.resourceVersion;
-    api.update(next);
-  }
-  // A claim's IPAllocation and IPAddress are a decorator's attachments, matched by owner reference: given back.
-  for (const o of api.all()) {
-    const claim = o.kind === "IPAllocation"
-      ? o.metadata.labels?.["butler.butlerlabs.dev/ipaddressclaim"]
-      : o.kind === "IPAddress"
-      ? o.spec?.claimRef?.name
-      : undefined;
-    if (!claim || (o.metadata.ownerReferences ?? []).length) continue;
-    const owner = api.peek(`ipam.cluster.x-k8s.io/IPAddressClaim/${o.metadata.namespace}/${claim}`);
-    if (!owner) continue;
-    const next = structuredClone(o);
-    next.metadata.ownerReferences = [{
-      apiVersion: owner.apiVersion,
-      kind: owner.kind,
-      name: owner.metadata.name,
-      uid: owner.metadata.uid,
-      controller: true,
-      blockOwnerDeletion: true,
-    }];
-    delete next.metadata.resourceVersion;
-    api.update(next);
+  const all = api.all() as unknown as Listed[];
+  const keyed = (kind: string) =>
+    new Map(all.filter((o) => (o as unknown as Obj).kind === kind).map((o) => [keyOf(o), o]));
+  const parents: Parents = {
+    Team: keyed("Team"),
+    TenantCluster: keyed("TenantCluster"),
+    IPAddressClaim: keyed("IPAddressClaim"),
+  };
+  for (const child of CHILD_KINDS) {
+    const objects = all.filter((o) => {
+      const x = o as unknown as Obj;
+      return x.kind === child.kind && x.apiVersion === child.apiVersion;
+    });
+    for (const a of adoptions(child, objects, parents)) {
+      const next = structuredClone(a.object) as Obj;
+      delete next.metadata.resourceVersion;
+      api.update(next);
+    }
   }
 }
 
