@@ -194,6 +194,7 @@ try {
     `backup tier: Kubernetes ${KUBERNETES_VERSION}, Metacontroller ${metacontrollerBin}, Velero ${veleroBin}`,
   );
   const storeDir = await Deno.makeTempDir({ prefix: "butler-backup-store-" });
+  kept.push(storeDir);
   store = await startMinio(minioBin, storeDir);
   log(`MinIO at ${store.url} (${storeDir})`);
 
@@ -282,6 +283,12 @@ try {
       "jsonpath={.status.phase}",
     ]);
     log(`${name}: velero restore ${restored}`);
+    // PartiallyFailed would mean an object Velero could not create (an admission refusal, say): not a restore.
+    results.push({
+      name: `${name}: velero restore completed`,
+      ok: restored === "Completed",
+      detail: restored,
+    });
     // BUTLER_BACKUP_SKIP_ADOPT=1 leaves the step out, to see what it mends (the ownership check then fails).
     if (env("BUTLER_BACKUP_SKIP_ADOPT") !== "1") {
       log(`${name}: kubectl butler adopt\n${await butlerAdopt(target)}`);
