@@ -544,6 +544,8 @@ subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: viewer@examp
 
 Deno.test("kubectl butler adopt gives a restored Team's children back to it by name, and nothing else", async () => {
   // What a restore leaves: the Team under a new UID, its children labelled with the old one and owned by no one.
+  await installManifests();
+  await ensureNamespaces([NS]);
   const name = "cli-restored";
   const team = parse(await Deno.readTextFile(`${ROOT}/examples/teams/payments.yaml`)) as Obj;
   team.metadata.name = name;
