@@ -162,6 +162,17 @@ const allReady = (n: number) =>
     return items.length === n && items.every((c) => c.status?.phase === "Ready") || undefined;
   }, 300);
 
+/** How many IPAllocations say `Allocated` and NetworkPools hold a ledger in their status. */
+async function restoredStatuses(): Promise<number> {
+  const items = async (kind: string) =>
+    JSON.parse(await kubectlOk(["get", kind, "-A", "-o", "json"])).items as {
+      status?: { phase?: string; ledger?: unknown };
+    }[];
+  const allocated = (await items("ipallocations")).filter((a) => a.status?.phase === "Allocated").length;
+  const ledgers = (await items("networkpools")).filter((p) => p.status?.ledger !== undefined).length;
+  return allocated + ledgers;
+}
+
 const CLUSTERS = ["c1", "c2", "c3", "c4", "c5", "c6"];
 const results: { name: string; ok: boolean; detail: string }[] = [];
 const sites: Site[] = [];
@@ -288,6 +299,16 @@ try {
       name: `${name}: velero restore completed`,
       ok: restored === "Completed",
       detail: restored,
+    });
+    // What Velero restored of status, before any controller runs: every IPAllocation's and the pool's with
+    // restoreStatus, none without (Velero writes status only for the resources it is told to, and a failed status
+    // write is only a warning: so it is checked here).
+    const statuses = await restoredStatuses();
+    const expected = withStatus ? before.ranges.size + 1 : 0;
+    results.push({
+      name: `${name}: Velero restored ${withStatus ? "every" : "no"} IPAllocation's and pool's status`,
+      ok: statuses === expected,
+      detail: `${statuses} of ${before.ranges.size + 1}`,
     });
     // BUTLER_BACKUP_SKIP_ADOPT=1 leaves the step out, to see what it mends (the ownership check then fails).
     if (env("BUTLER_BACKUP_SKIP_ADOPT") !== "1") {
