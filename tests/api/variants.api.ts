@@ -95,6 +95,13 @@ function resourceOf(kind: string): string {
   return plural === "customresourcedefinitions" ? "crds" : plural;
 }
 
+/** The short names the docs use, as kubectl resolves them. */
+const SHORT_NAMES: Readonly<Record<string, string>> = {
+  crd: "crds",
+  deploy: "deployments",
+  ns: "namespaces",
+};
+
 /** Each `kubectl ... <resources> ... -l app.kubernetes.io/part-of=butler` of the README and docs/, with where. */
 function docSelectors(): { where: string; resources: string[] }[] {
   const pages = ["README.md", ...[...Deno.readDirSync(`${ROOT}/docs`)].map((e) => `docs/${e.name}`)]
@@ -110,7 +117,7 @@ function docSelectors(): { where: string; resources: string[] }[] {
   return pages.flatMap((page) =>
     [...Deno.readTextFileSync(`${ROOT}/${page}`).matchAll(pattern)].map((m) => ({
       where: `${page}: ${m[0].replace(/\s+/g, " ")}`,
-      resources: m[1]!.split(",").map((r) => r.replace(/\.butler\.butlerlabs\.dev$/, "")),
+      resources: m[1]!.split(",").map((r) => SHORT_NAMES[r] ?? r.replace(/\.butler\.butlerlabs\.dev$/, "")),
     }))
   );
 }
@@ -175,7 +182,9 @@ const canonical = (objects: Obj[]) => objects.map((o) => JSON.stringify(o)).sort
 
 Deno.test("the production example, used from elsewhere at a release, builds to its own objects", async (t) => {
   const install = Deno.readTextFileSync(`${ROOT}/docs/install.md`);
-  const repo = await taggedClone("v0.1.0");
+  // The release the docs install is this one: one version, in deno.json.
+  const version = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).version as string;
+  const repo = await taggedClone(`v${version}`);
   const remote = `file://${repo}`;
   const inPlace = await render(`${ROOT}/examples/kustomize/production`);
   try {
@@ -212,7 +221,7 @@ Deno.test("the production example, used from elsewhere at a release, builds to i
       );
       assert.ok(
         images.length >= 2 &&
-          images.every((i: string) => i === "registry.example.com/platform/butler-hooks:0.1.0"),
+          images.every((i: string) => i === `registry.example.com/platform/butler-hooks:${version}`),
       );
     });
   } finally {
