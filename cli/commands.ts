@@ -37,6 +37,7 @@ import {
 } from "./env_edit.ts";
 import { allMoved, formatResults, migrateClusters, selectClusters } from "./env_migrate.ts";
 import type { ClusterObject } from "./env_migrate.ts";
+import { adopt } from "./adopt_command.ts";
 import { ledgerReport, type LedgerSource } from "./ledger.ts";
 import {
   type AllocationInfo,
@@ -380,4 +381,4 @@ function version(names: readonly string[], values: Values, io: CliIo): Promise<n
 }
 
 /** Commands of one word, whose next word is an argument. */
-export const ONE_WORD_COMMANDS: Readonly<Record<string, Command>> = { ledger, version };
+export const ONE_WORD_COMMANDS: Readonly<Record<string, Command>> = { ledger, version, adopt };

@@ -28,6 +28,7 @@ Commands:
   pool show      a picture of a NetworkPool: its address space, figures and grants
   team usage     a Team's quota as bars: clusters, nodes, CPU, memory, storage, environments, members
   ledger         a NetworkPool's ledger: its grants in address order, or the patch for a downgrade
+  adopt          after a restore: Butler's namespaces, RBAC, ConfigMaps and claims' objects given back to their parents
   plan           what admission and the controllers will do with a folder of manifests (offline)
   version        this plugin's version
 
@@ -154,6 +155,23 @@ Usage:
 Examples:
   {name} ledger lab-pool
   kubectl get np -A -o yaml | {name} ledger -f -
+
+${GLOBAL_HELP}`,
+  adopt: `After a restore (Velero, or any tool that recreates objects): Butler's children given back to their
+parents. A restore drops owner references and gives every Team, TenantCluster and IPAddressClaim a new UID, so
+Metacontroller no longer manages their namespaces, RBAC, quotas, MetalLB ConfigMaps and claims' IPAllocations and
+IPAddresses. Each orphan is matched to its parent by the labels Butler gives it (the Team's or TenantCluster's name,
+the claim's name), never by UID: a composite's child gets the label controller-uid of its parent's new UID (then
+Metacontroller adopts it), a claim's object its claim as controller. Objects that have a controller, or name no
+parent that exists, are left alone. Idempotent: run it again after a conflict. Needs to read every kind above and
+update Butler's children (cluster-admin on the management cluster).
+
+Usage:
+  {name} adopt [--dry-run] [-o text|json|yaml]
+
+Examples:
+  {name} adopt --dry-run
+  {name} adopt
 
 ${GLOBAL_HELP}`,
   version: `This plugin's version (the Butler release it belongs to); it reads no cluster.

@@ -5,6 +5,7 @@
  *
  * @module
  */
+export * from "./adopt.ts";
 export * from "./cluster_create.ts";
 export * from "./colour.ts";
 export * from "./command.ts";

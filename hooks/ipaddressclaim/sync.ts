@@ -21,12 +21,12 @@ import {
 } from "../../lib/contract/mod.ts";
 import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { formatAddress, MESSAGES, readPoolSpec } from "../../lib/ipam/mod.ts";
-import { findGrant } from "../../lib/pool_ledger/mod.ts";
 import {
   CAPI_IPAM_API_VERSION,
   claimsNetworkPool,
   type IPAddressClaimSpec,
   NetworkPoolSpec,
+  recordOf,
 } from "../../lib/api/mod.ts";
 
 /** The attachment types: the IPAllocation that asks the pool, and Cluster API's IPAddress that answers. */
@@ -166,7 +166,9 @@ function granted(
   const uid = (observed?.metadata as { uid?: unknown } | undefined)?.uid;
   const poolStatus =
     (typeof pool?.status === "object" && pool.status !== null ? pool.status : {}) as PoolStatus;
-  const grant = pool && typeof uid === "string" ? findGrant(poolStatus, uid) : undefined;
+  // The grant its IPAllocation records on itself: an address is told to a machine only once it is durable.
+  const record = observed ? recordOf(observed.metadata) : undefined;
+  const grant = pool && typeof uid === "string" && record?.pool === `${ns}/${poolName}` ? record : undefined;
   const address = grant &&
     addressOf(ns, name, poolName, pool!, formatAddress(grant.family, grant.range.start), uid as string);
   return { uid, poolStatus, address };

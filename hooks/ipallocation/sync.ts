@@ -19,7 +19,18 @@ import {
 import { formatTime } from "../../lib/time/mod.ts";
 import { findGrant } from "../../lib/pool_ledger/mod.ts";
 import { z } from "zod";
-import { IPAllocationSpec, RecordedGrant, tenantClusterRefOf } from "../../lib/api/mod.ts";
+import {
+  CHECKPOINT_ANNOTATION,
+  checkpointSerial,
+  formatGrantRecord,
+  GRANT_ANNOTATION,
+  type GrantRecord,
+  IPAllocationSpec,
+  LEDGER_SEEN_ANNOTATION,
+  RecordedGrant,
+  recordOf,
+  tenantClusterRefOf,
+} from "../../lib/api/mod.ts";
 
 /** The four lifecycle phases of an IPAllocation. */
 export type AllocationPhase = "Pending" | "Allocated" | "Failed" | "Released";
@@ -53,6 +64,8 @@ interface Projection {
   phase: AllocationPhase;
   fields: Record<string, unknown>;
   conditions: ConditionInput[];
+  /** Annotations to write: the grant's record, copied once from a trusted ledger, or the rebuild seen. */
+  annotations?: Record<string, string>;
 }
 
 /** A projection without a grant: a phase and why it is not Ready. */
@@ -73,57 +86,122 @@ function project(request: DecoratorRequest): Projection {
   };
   const poolName = `${ref.namespace}/${ref.name}`;
   const pool = request.related[groupKey(KINDS.NetworkPool)]?.[poolName];
+  const uid = obj.metadata.uid ?? "";
+  const status = (typeof pool?.status === "object" && pool.status !== null ? pool.status : {}) as {
+    failures?: Record<string, unknown>;
+    ledger?: { checkpoint?: unknown; rebuilding?: unknown };
+  };
+  const own = recordOf(obj.metadata);
+  if (own && own.pool === poolName) return fromRecord(own, pool ? findGrant(status, uid) : undefined, pool);
   const recorded = recordedGrant(obj.status, poolName);
   if (!pool) {
     return recorded
       ? keptRecord(recorded, `NetworkPool ${poolName} not found`)
       : notReady("Pending", "PoolNotFound", `NetworkPool ${poolName} not found`);
   }
-  const status = (typeof pool.status === "object" && pool.status !== null ? pool.status : {}) as {
-    failures?: Record<string, unknown>;
-  };
-  const uid = obj.metadata.uid ?? "";
-  const grant = findGrant(status, uid);
+  // Only a ledger whose checkpoint is the pool's is copied: one being rebuilt is not yet the truth.
+  const annotated = (pool.metadata as { annotations?: Record<string, unknown> } | undefined)?.annotations?.[
+    CHECKPOINT_ANNOTATION
+  ];
+  const trusted = ledgerTrusted(annotated, status.ledger?.checkpoint);
+  const grant = trusted ? findGrant(status, uid) : undefined;
   if (grant) {
-    const { family, range } = grant;
-    const cidr = formatRange(family, range);
-    const addresses = enumerateRange(family, range);
-    const listed: ConditionInput[] = addresses.ok ? [] : [{
-      type: "AddressesListed",
-      status: "False",
-      reason: "TooManyAddresses",
-      message: `status.addresses is omitted: ${
-        rangeSize(range)
-      } addresses exceed the ${MAX_ENUMERATION} that are listed`,
-    }];
+    // Recorded and reported by the same sync: Metacontroller writes the status, then the record, fenced by the
+    // status write's resourceVersion. A status written without its record (the second write lost) still states
+    // the grant, which a rebuilt pool takes back first; the next sync writes the record.
+    const record = { pool: poolName, family: grant.family, range: grant.range, grantedAt: grant.grantedAt };
     return {
-      phase: "Allocated",
-      fields: {
-        cidr,
-        startAddress: formatAddress(family, range.start),
-        endAddress: formatAddress(family, range.end),
-        ...(addresses.ok ? { addresses: addresses.value } : {}),
-        allocatedCount: Number(rangeSize(range) > 2147483647n ? 2147483647n : rangeSize(range)),
-        allocatedAt: grant.grantedAt,
-        allocatedBy: `NetworkPool ${poolName}`,
-      },
-      conditions: [
-        {
-          type: "Ready",
-          status: "True",
-          reason: "Allocated",
-          message: `allocated ${cidr} from NetworkPool ${poolName}`,
-        },
-        ...listed,
-      ],
+      ...fromRecord(record, grant, pool),
+      annotations: { [GRANT_ANNOTATION]: formatGrantRecord(record) },
     };
+  }
+  const rebuilding = status.ledger?.rebuilding;
+  if (trusted && typeof rebuilding === "string") {
+    // Says which rebuild it has seen (the same answer again once it is written: Metacontroller skips it), and
+    // keeps a grant its status states: the pool takes it back once every allocation has seen the rebuild.
+    const seen = { [LEDGER_SEEN_ANNOTATION]: rebuilding };
+    return recorded
+      ? { ...keptRecord(recorded, `NetworkPool ${poolName} is rebuilding its ledger`), annotations: seen }
+      : { ...waiting(poolName), annotations: seen };
   }
   const failure = status.failures?.[uid];
   if (typeof failure === "string") {
     return notReady("Failed", "AllocationFailed", failure);
   }
   if (recorded) return keptRecord(recorded, `NetworkPool ${poolName} holds no grant for it`);
+  return waiting(poolName);
+}
+
+/**
+ * Whether a pool's ledger may be copied from: its checkpoint is the annotation's, or the next one (Metacontroller
+ * writes a decorator's status before its metadata: the status runs one ahead until the annotation lands, and a
+ * pool that then rebuilds keeps the entries of the holders that exist). A lost, rolled-back or restored ledger
+ * (no checkpoint, an older one, another UID) is not. Both absent: a ledger from before checkpoints.
+ */
+function ledgerTrusted(annotated: unknown, stored: unknown): boolean {
+  if (annotated === stored) return true;
+  if (typeof annotated !== "string" || typeof stored !== "string") return false;
+  const uid = annotated.slice(annotated.indexOf("/"));
+  return stored.endsWith(uid) && checkpointSerial(stored) === checkpointSerial(annotated) + 1;
+}
+
+/** Waiting for the pool to grant (or for the grant's record to be seen on the object). */
+function waiting(poolName: string): Projection {
   return notReady("Pending", "WaitingForPool", `waiting for NetworkPool ${poolName} to grant addresses`);
+}
+
+/**
+ * The grant the allocation records on itself: Allocated, whatever the pool's ledger says (the record is the
+ * truth, the ledger its index); Ready once the pool's ledger holds the same range.
+ */
+function fromRecord(
+  record: GrantRecord,
+  indexed: { range: { start: bigint; end: bigint } } | undefined,
+  pool: unknown,
+): Projection {
+  const { family, range } = record;
+  const cidr = formatRange(family, range);
+  const addresses = enumerateRange(family, range);
+  const listed: ConditionInput[] = addresses.ok ? [] : [{
+    type: "AddressesListed",
+    status: "False",
+    reason: "TooManyAddresses",
+    message: `status.addresses is omitted: ${
+      rangeSize(range)
+    } addresses exceed the ${MAX_ENUMERATION} that are listed`,
+  }];
+  const poolName = `NetworkPool ${record.pool}`;
+  const held = indexed && indexed.range.start === range.start && indexed.range.end === range.end;
+  return {
+    phase: "Allocated",
+    fields: {
+      cidr,
+      startAddress: formatAddress(family, range.start),
+      endAddress: formatAddress(family, range.end),
+      ...(addresses.ok ? { addresses: addresses.value } : {}),
+      allocatedCount: Number(rangeSize(range) > 2147483647n ? 2147483647n : rangeSize(range)),
+      allocatedAt: record.grantedAt,
+      allocatedBy: poolName,
+    },
+    conditions: [
+      held
+        ? {
+          type: "Ready",
+          status: "True",
+          reason: "Allocated",
+          message: `allocated ${cidr} from ${poolName}`,
+        }
+        : {
+          type: "Ready",
+          status: "False",
+          reason: "GrantNotInLedger",
+          message: `${poolName} ${
+            pool ? "holds no grant for it yet" : "not found"
+          }: keeping ${cidr}, recorded on this IPAllocation, until the pool takes the grant back`,
+        },
+      ...listed,
+    ],
+  };
 }
 
 /** The grant fields an Allocated status keeps: what the tenant uses until a pool takes the grant back. */
@@ -256,6 +334,7 @@ export function syncIPAllocation(request: DecoratorRequest, context: HookContext
   const binding = bindingOf(request);
   return {
     labels: binding.labels,
+    ...(p.annotations ? { annotations: p.annotations } : {}),
     status: {
       observedGeneration: generation,
       phase: p.phase,

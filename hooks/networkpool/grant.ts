@@ -13,6 +13,7 @@ import {
   Allocator,
   type Family,
   familyName,
+  formatAddress,
   formatSpan,
   grantableRanges,
   isOffsetRanges,
@@ -31,9 +32,11 @@ import {
 import {
   DEFAULT_LB_POOL_PER_TENANT,
   DEFAULT_NODES_PER_TENANT,
+  type GrantRecord,
   type IPAllocationSpec,
   type NetworkPoolSpec,
   type ObservedAllocation,
+  recordOf,
 } from "../../lib/api/mod.ts";
 import { firstOverlap, otherPoolSpaces, type Overlap, overlapMessage, type poolSpace } from "./overlap.ts";
 import { type ReleaseOutcome, withCooling } from "./releases.ts";
@@ -112,6 +115,66 @@ function takenBack(allocator: Allocator, a: ObservedAllocation, pool: string, co
   return allocator.pin(r.startAddress, r.endAddress);
 }
 
+/** Why a recorded grant is not taken back: its addresses are another grant's, or no longer this pool's to grant. */
+export function recordConflictMessage(pool: string, record: GrantRecord, why: string): string {
+  const span = formatSpan(record.family, record.range);
+  return `IPAllocation records ${span} from NetworkPool ${pool}, which cannot take it back (${why}); it keeps the record and nothing else is granted in its place`;
+}
+
+/** The grant an allocation records on itself (annotation) from this pool, if any. */
+function ownRecord(a: ObservedAllocation, pool: string): GrantRecord | undefined {
+  const r = recordOf(a.metadata);
+  return r && r.pool === pool ? r : undefined;
+}
+
+/**
+ * A recorded grant taken back into the ledger: its holder's, even in a pool being deleted (which then keeps its
+ * finalizer), never replaced by another range.
+ */
+function takeBack(
+  allocator: Allocator,
+  r: GrantRecord,
+  family: Family,
+): { range: Range } | { error: string } {
+  if (r.family !== family) return { error: `it is IPv${r.family}, the pool IPv${family}` };
+  const back = allocator.pin(formatAddress(r.family, r.range.start), formatAddress(r.family, r.range.end));
+  return back.ok ? { range: back.value } : { error: back.error.message };
+}
+
+/** The allocator over what is held (nothing, for a pool whose spec changed family) and what is cooling. */
+function allocatorOf(
+  model: Omit<PoolModel, "allocations">,
+  ledger: PoolLedger | undefined,
+  cooling: NonNullable<ReleaseOutcome["cooling"]>,
+): Allocator {
+  const grantsNow = ledger?.ranges() ?? [];
+  return Allocator.create({
+    ...model,
+    allocations: ledger && cooling.length
+      ? withCooling(isOffsetRanges(grantsNow) ? toRanges(grantsNow) : grantsNow, cooling)
+      : grantsNow,
+  });
+}
+
+/** Why a pool grants nothing new now, if it does not. */
+function waitReason(
+  finalizing: boolean | undefined,
+  poolName: string,
+  overlap: Overlap | undefined,
+  held: [held: Family, spec: Family] | undefined,
+  grants: number,
+): string | undefined {
+  return finalizing
+    ? `NetworkPool ${poolName} is being deleted`
+    : overlap
+    ? overlapRefusal(poolName, overlap)
+    : held
+    ? familyChangedMessage(poolName, held[0], held[1])
+    : grants >= MAX_GRANTS
+    ? LEDGER_FULL_MESSAGE
+    : undefined;
+}
+
 /** What a pool sync decided of its ledger: the ledger to store, the figures, the capacity conditions and Ready. */
 export interface Outcome {
   readonly stored: StoredLedger;
@@ -135,6 +198,8 @@ export interface GrantInput {
   readonly released: ReleaseOutcome | undefined;
   /** Records why an allocation was not granted. */
   readonly refuse: (uid: string, message: string) => void;
+  /** While a rebuilt ledger waits to be seen: only recorded grants are taken back, nothing new is granted. */
+  readonly recordsOnly?: boolean;
 }
 
 /** Grants what can be granted, refuses the rest with why, and says what the pool now holds. */
@@ -143,33 +208,31 @@ export function grantPending(g: GrantInput): Outcome {
   const family: Family = model.family;
   // A pool whose spec changed family keeps the other family's grants until they go, and grants nothing new.
   const held = ledger.size && ledger.family !== family ? ledger.family : undefined;
-  const cooling = released?.cooling ?? [];
-  const grantsNow = ledger.ranges();
-  const allocator = Allocator.create({
-    ...model,
-    allocations: held
-      ? []
-      : cooling.length
-      ? withCooling(isOffsetRanges(grantsNow) ? toRanges(grantsNow) : grantsNow, cooling)
-      : grantsNow,
-  });
+  const allocator = allocatorOf(model, held ? undefined : ledger, released?.cooling ?? []);
   const coolingIPs = held ? 0n : released?.coolingIPs ?? 0n;
   const base = held || ledger.base === undefined ? first.value : ledger.base;
   const last = model.allocatable[model.allocatable.length - 1]!.end;
   const overlap = overlapOf(request, { family, ranges: grantableRanges(model) });
-  const added: { range: Range; token: string }[] = [];
+  const added: { range: Range; token: string; at?: Date }[] = [];
   let bytes: number | undefined;
   for (const { allocation: a, token } of g.pending) {
     const uid = a.metadata.uid;
-    const waits = request.finalizing
-      ? `NetworkPool ${poolName} is being deleted`
-      : overlap
-      ? overlapRefusal(poolName, overlap)
-      : held
-      ? familyChangedMessage(poolName, held, family)
-      : ledger.size + added.length >= MAX_GRANTS
-      ? LEDGER_FULL_MESSAGE
-      : undefined;
+    const record = ownRecord(a, poolName);
+    if (record) {
+      const why = ledger.size + added.length >= MAX_GRANTS ? LEDGER_FULL_MESSAGE : undefined;
+      const back = why ? undefined : takeBack(allocator, record, family);
+      if (back && "range" in back) added.push({ range: back.range, token, at: new Date(record.grantedAt) });
+      else refuse(uid, why ?? recordConflictMessage(poolName, record, back!.error));
+      continue;
+    }
+    if (g.recordsOnly) continue;
+    const waits = waitReason(
+      request.finalizing,
+      poolName,
+      overlap,
+      held && [held, family],
+      ledger.size + added.length,
+    );
     if (waits) {
       refuse(uid, waits);
       continue;

@@ -120,7 +120,11 @@ export function registryObject(
       metadata: {
         name: REGISTRY_NAME,
         namespace: SYSTEM_NAMESPACE,
-        labels: { "app.kubernetes.io/managed-by": "butler-admission" },
+        // In-flight admission state (entries live 45 s): never worth restoring, and its policy refuses a restore.
+        labels: {
+          "app.kubernetes.io/managed-by": "butler-admission",
+          "velero.io/exclude-from-backup": "true",
+        },
         annotations: {
           "butler.butlerlabs.dev/description":
             "NetworkPools admitted in the last 45 s and what they can grant, written by the NetworkPool admission webhook; do not edit.",

@@ -1,4 +1,4 @@
-import { API_VERSION, KINDS, LABELS, requireDelivered, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
+import { API_VERSION, LABELS, requireDelivered } from "../../lib/butler/mod.ts";
 import {
   type ConditionInput,
   conditions,
@@ -12,16 +12,22 @@ import {
   type CustomizeResponse,
   type DecoratorRequest,
   type DecoratorResponse,
-  describeIssue,
   formatPath,
-  groupKey,
-  type RelatedObject,
 } from "../../lib/contract/mod.ts";
 import type { HookContext } from "../../lib/hook_context/mod.ts";
 import { type Address, type PoolModel, readPoolSpec, type SpecProblem } from "../../lib/ipam/mod.ts";
-import { decodeRecord, type PoolLedger, readLedger, tokenUid, uidToken } from "../../lib/pool_ledger/mod.ts";
+import { decodeRecord, PoolLedger, readLedger, uidToken } from "../../lib/pool_ledger/mod.ts";
 import { NetworkPoolSpec, ObservedAllocation } from "../../lib/api/mod.ts";
+import {
+  carriedRebuilt,
+  changedGrants,
+  nextCheckpoint,
+  rebuiltCondition,
+  trustOf,
+  waitingFor,
+} from "./checkpoint.ts";
 import { announce, readAnnouncements } from "./capacity_events.ts";
+import { fifo, holderNames, observe, type Observed } from "./observe.ts";
 import { DEFAULT_RELEASE_HISTORY, recordReleases, type ReleaseOutcome } from "./releases.ts";
 import { carriedCapacityConditions, statusFigures } from "./figures.ts";
 import { grantPending, type Outcome } from "./grant.ts";
@@ -54,86 +60,6 @@ export function customizeNetworkPool(request: CustomizeRequest): CustomizeRespon
       { apiVersion: API_VERSION, resource: "networkpools" },
     ],
   };
-}
-
-interface Observed {
-  /** For each grant of the ledger, whether its IPAllocation still exists (understood or not): kept if so. */
-  readonly held: Uint8Array;
-  /** Valid allocations of this pool without a grant, with their UID's ledger token. */
-  readonly pending: { readonly allocation: ObservedAllocation; readonly token: string }[];
-  /** Allocations without a grant whose spec could not be read, with why, by key. */
-  readonly invalid: readonly { uid: string; message: string }[];
-  /** Holders of grants being deleted: `namespace/name` by UID, for the release history. */
-  readonly terminating: Map<string, string>;
-}
-
-/**
- * The related IPAllocations against the ledger. Only those without a grant are read through their schema:
- * with thousands related and a handful new, the others need nothing but their UID, which the envelope checked.
- */
-function observe(request: DecoratorRequest, ledger: PoolLedger): Observed {
-  const pool = request.object.metadata;
-  const group = request.related[groupKey(KINDS.IPAllocation)] ?? {};
-  const held = new Uint8Array(ledger.size);
-  const pending: { allocation: ObservedAllocation; token: string }[] = [];
-  const invalid: { key: string; uid: string; message: string }[] = [];
-  const terminating = new Map<string, string>();
-  for (const key of Object.keys(group)) {
-    const uid = uidOf(group[key]!);
-    if (!uid) continue;
-    const token = uidToken(uid);
-    const i = ledger.indexOf(token);
-    if (i >= 0) {
-      held[i] = 1;
-      if ((group[key]!.metadata as { deletionTimestamp?: unknown }).deletionTimestamp) {
-        terminating.set(uid, key);
-      }
-      continue;
-    }
-    const parsed = ObservedAllocation.safeParse(group[key]);
-    if (!parsed.success) {
-      invalid.push({ key, uid, message: `invalid IPAllocation ${key}: ${describeIssue(parsed.error)}` });
-      continue;
-    }
-    const { metadata, spec } = parsed.data;
-    const ref = spec.poolRef;
-    const ours = ref.name === pool.name && (ref.namespace ?? SYSTEM_NAMESPACE) === (pool.namespace ?? "");
-    if (ours && !metadata.deletionTimestamp) pending.push({ allocation: parsed.data, token });
-  }
-  invalid.sort((a, b) => (a.key < b.key ? -1 : 1));
-  return { held, pending, invalid, terminating };
-}
-
-/** The UID of a related object, when it has one. */
-function uidOf(obj: RelatedObject): string | undefined {
-  const uid = (obj.metadata as { uid?: unknown } | null | undefined)?.uid;
-  return typeof uid === "string" && uid ? uid : undefined;
-}
-
-/** `namespace/name` of the IPAllocations holding `tokens`, for messages; the UID when it is not related. */
-function holderNames(request: DecoratorRequest, tokens: readonly string[]): string[] {
-  const group = request.related[groupKey(KINDS.IPAllocation)] ?? {};
-  const names = new Map<string, string>();
-  for (const [key, obj] of Object.entries(group)) {
-    const uid = uidOf(obj);
-    if (uid) names.set(uidToken(uid), key);
-  }
-  return tokens.map((t) => names.get(t) ?? tokenUid(t) ?? t).sort();
-}
-
-/** FIFO: creationTimestamp, then namespace/name. */
-function fifo(
-  { allocation: a }: { allocation: ObservedAllocation },
-  { allocation: b }: { allocation: ObservedAllocation },
-): number {
-  // Allocations that record a grant go first: they take back what they hold before anything new is handed out.
-  if (Boolean(a.status) !== Boolean(b.status)) return a.status ? -1 : 1;
-  const ta = a.metadata.creationTimestamp ?? "";
-  const tb = b.metadata.creationTimestamp ?? "";
-  if (ta !== tb) return ta < tb ? -1 : 1;
-  const ka = `${a.metadata.namespace}/${a.metadata.name}`;
-  const kb = `${b.metadata.namespace}/${b.metadata.name}`;
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
 
 function problemText(problems: readonly SpecProblem[]): string {
@@ -227,21 +153,23 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
   const pool = request.object;
   requireDelivered(request, [allocationsRule(pool.metadata.name)]);
   const generation = pool.metadata.generation;
-  const prevStatus = (typeof pool.status === "object" && pool.status !== null ? pool.status : {}) as Record<
-    string,
-    unknown
-  >;
+  const prevStatus = statusOf(pool.status);
   const previous = PreviousConditions.parse(prevStatus.conditions);
   const poolName = `${pool.metadata.namespace ?? ""}/${pool.metadata.name}`;
   const { spec, model, first, problems } = specProblems(pool.spec);
 
-  const read = readLedger(prevStatus, first);
+  // The ledger is an index of the grants recorded on their holders: one that lost its checkpoint is rebuilt.
+  const trust = trustOf(pool.metadata, prevStatus);
+  const lost = trust.state === "lost";
+  const read = ledgerOf(prevStatus, first, lost);
   if (!read.ok) return ledgerUnreadable(read, prevStatus, previous, generation, context.now);
-
-  const observed = observe(request, read.ledger);
+  const observed = observe(request, read.ledger, lost);
   const ledger = read.ledger.retain((i) => observed.held[i] === 1);
-  const released = releasesOf(prevStatus, read.ledger, ledger, observed, spec, model, context.now);
+  const before = lost ? ledger : read.ledger;
+  const released = releasesOf(prevStatus, before, ledger, observed, spec, model, context.now);
   const pending = observed.pending.sort(fifo);
+  const uid = pool.metadata.uid ?? "";
+  const waiting = waitingFor(trust, pool.metadata, pending);
   const failures: [string, string][] = observed.invalid.map((i) => [i.uid, i.message]);
   const refuse = (uid: string, message: string) => failures.push([uid, message]);
   const outcome: Outcome = problems.length || !spec || !model || !first
@@ -257,29 +185,30 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
       pending,
       released,
       refuse,
+      recordsOnly: waiting.length > 0,
     });
-  const ready: ConditionInput = request.finalizing && ledger.size
-    ? {
-      type: "Ready",
-      status: "False",
-      reason: "DeletionBlocked",
-      message: poolDeletionBlockedMessage(holderNames(request, ledger.tokens)),
-    }
-    : outcome.ready;
-
+  const held = outcome.stored.grants.length;
+  const checkpoint = nextCheckpoint(
+    trust,
+    uid,
+    changedGrants(prevStatus, outcome.stored),
+    waiting.length > 0,
+  );
+  const rebuilt = rebuiltCondition(trust, held, waiting) ?? carriedRebuilt(prevStatus.conditions);
   const announced = announce(readAnnouncements(prevStatus), outcome.capacity, context.now);
-  const resync = [
-    ...(failures.length ? [RETRY_SECONDS] : []),
-    ...(announced.resyncAfterSeconds === undefined ? [] : [announced.resyncAfterSeconds]),
-    ...(released?.resyncAfterSeconds === undefined ? [] : [released.resyncAfterSeconds]),
-  ];
-  const recorded = failures.slice(0, MAX_FAILURES).map(([uid, m]) => [uid, truncate(m, MAX_FAILURE_MESSAGE)]);
+  const resync = [failures.length ? RETRY_SECONDS : undefined, announced.resyncAfterSeconds]
+    .concat(released?.resyncAfterSeconds).filter((x): x is number => x !== undefined);
   const status = {
     observedGeneration: generation,
     ...outcome.figures,
-    conditions: conditions([ready, ...outcome.capacity], previous, context.now, generation),
-    ledger: outcome.stored,
-    failures: Object.fromEntries(recorded),
+    conditions: conditions(
+      [readyOf(request, ledger, outcome), ...outcome.capacity, ...(rebuilt ? [rebuilt] : [])],
+      previous,
+      context.now,
+      generation,
+    ),
+    ledger: { ...outcome.stored, ...checkpoint.fields },
+    failures: recordedFailures(failures),
     ...(announced.announcements.length ? { capacityEvents: announced.announcements } : {}),
     ...(released
       ? { releases: released.releases }
@@ -289,10 +218,45 @@ export function syncNetworkPool(request: DecoratorRequest, context: HookContext)
   };
   return {
     status,
+    annotations: checkpoint.annotations,
     attachments: [],
     ...(resync.length && !request.finalizing ? { resyncAfterSeconds: Math.min(...resync) } : {}),
-    ...(request.finalizing ? { finalized: ledger.size === 0 } : {}),
+    ...(request.finalizing ? { finalized: held === 0 } : {}),
   };
+}
+
+/**
+ * The ledger a sync starts from. A lost one (rolled back, restored, emptied) keeps the entries of holders that
+ * exist and agree (see `observe`), and forgets the rest without calling them released; a lost one that does not
+ * read is no index to keep.
+ */
+function ledgerOf(prevStatus: Record<string, unknown>, first: Address | undefined, lost: boolean) {
+  const stored = readLedger(prevStatus, first);
+  return lost && !stored.ok ? { ok: true as const, ledger: PoolLedger.empty(first) } : stored;
+}
+
+/** The failures status records: at most {@linkcode MAX_FAILURES}, each message cut. */
+function recordedFailures(failures: readonly [string, string][]): Record<string, string> {
+  return Object.fromEntries(
+    failures.slice(0, MAX_FAILURES).map(([uid, m]) => [uid, truncate(m, MAX_FAILURE_MESSAGE)]),
+  );
+}
+
+/** A status as a record (none reads as empty). */
+function statusOf(status: unknown): Record<string, unknown> {
+  return (typeof status === "object" && status !== null ? status : {}) as Record<string, unknown>;
+}
+
+/** Ready: a pool being deleted that still holds grants says who holds them; else what granting decided. */
+function readyOf(request: DecoratorRequest, ledger: PoolLedger, outcome: Outcome): ConditionInput {
+  return request.finalizing && ledger.size
+    ? {
+      type: "Ready",
+      status: "False",
+      reason: "DeletionBlocked",
+      message: poolDeletionBlockedMessage(holderNames(request, ledger.tokens)),
+    }
+    : outcome.ready;
 }
 
 /** A ledger that cannot be read: the status kept as it is, nothing granted, and why. */

@@ -228,7 +228,8 @@ export function quotaLedgerObject(
     metadata: {
       name: LEDGER_NAME,
       namespace,
-      labels: { "app.kubernetes.io/managed-by": "butler-admission" },
+      // In-flight admission state (entries live 45 s): never worth restoring, and its policy refuses a restore.
+      labels: { "app.kubernetes.io/managed-by": "butler-admission", "velero.io/exclude-from-backup": "true" },
       annotations: {
         "butler.butlerlabs.dev/description":
           "Quota reservations written by the TenantCluster admission webhook; do not edit.",

@@ -40,6 +40,7 @@ export const ObservedAllocation = z.object({
     uid: z.string().min(1),
     creationTimestamp: z.string().nullable().optional(),
     deletionTimestamp: z.string().nullable().optional(),
+    annotations: z.record(z.string(), z.string()).nullable().optional().catch(undefined),
   }),
   spec: IPAllocationSpec,
   status: RecordedGrant.optional().catch(undefined),

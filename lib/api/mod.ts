@@ -10,6 +10,7 @@ export * from "./tenantcluster.ts";
 export * from "./providerconfig.ts";
 export * from "./networkpool.ts";
 export * from "./ipallocation.ts";
+export * from "./grant_record.ts";
 export * from "./loadbalancerinventory.ts";
 export * from "./admission_cache.ts";
 export * from "./ipaddressclaim.ts";

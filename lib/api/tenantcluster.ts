@@ -2,6 +2,8 @@ import { VERSION_PATTERN } from "../version/mod.ts";
 import { z } from "zod";
 import { SYSTEM_NAMESPACE } from "../butler/mod.ts";
 import { NetworkPoolSpec } from "./networkpool.ts";
+import { recordOf } from "./grant_record.ts";
+import { formatAddress, formatRange } from "../ipam/mod.ts";
 import { NetworkConfig, ProviderScope } from "./providerconfig.ts";
 
 const Quantity = z.union([z.string().max(64), z.number()]);
@@ -51,6 +53,7 @@ export const ChildAllocation = z.looseObject({
     name: z.string(),
     namespace: z.string().optional(),
     labels: z.record(z.string(), z.string()).nullable().optional(),
+    annotations: z.record(z.string(), z.string()).nullable().optional().catch(undefined),
     deletionTimestamp: z.string().nullable().optional(),
   }),
   spec: z.looseObject({
@@ -66,9 +69,37 @@ export const ChildAllocation = z.looseObject({
     endAddress: z.string().optional(),
     allocatedCount: z.number().int().optional(),
   }).nullable().optional(),
-});
+}).transform(withRecordedGrant);
 /** An IPAllocation child. */
 export type ChildAllocation = z.infer<typeof ChildAllocation>;
+
+/**
+ * An allocation as its grant stands: the grant it records on itself (annotation) is Allocated whatever its status
+ * says, so that a status lost, rolled back or restored without status changes nothing a cluster decides; an
+ * allocation without a record is read from its status (as written before grants were recorded).
+ */
+function withRecordedGrant<
+  T extends {
+    metadata: { annotations?: Record<string, string> | null };
+    spec: { poolRef: { name: string; namespace?: string } };
+    status?: Record<string, unknown> | null;
+  },
+>(c: T): T {
+  const r = recordOf(c.metadata);
+  if (!r || r.pool !== `${c.spec.poolRef.namespace ?? SYSTEM_NAMESPACE}/${c.spec.poolRef.name}`) return c;
+  const size = r.range.end - r.range.start + 1n;
+  return {
+    ...c,
+    status: {
+      ...c.status,
+      phase: "Allocated",
+      cidr: formatRange(r.family, r.range),
+      startAddress: formatAddress(r.family, r.range.start),
+      endAddress: formatAddress(r.family, r.range.end),
+      allocatedCount: Number(size > 2147483647n ? 2147483647n : size),
+    },
+  };
+}
 
 /** The ProviderConfig fields the TenantCluster uses (the ProviderConfig hook's own schemas). */
 export const ProviderView = z.looseObject({

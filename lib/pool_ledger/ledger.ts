@@ -183,7 +183,11 @@ export class PoolLedger {
    * unchanged. An empty ledger takes `family` and, unless its base is of that family and below the grants,
    * the lowest grant as its base; a grant below the base (the pool's CIDR moved down) rebases every record.
    */
-  withGrants(added: readonly { range: Range; token: string }[], at: Date, family: Family): StoredLedger {
+  withGrants(
+    added: readonly { range: Range; token: string; at?: Date }[],
+    at: Date,
+    family: Family,
+  ): StoredLedger {
     if (!added.length) return this.toStatus();
     const lowest = added.reduce((m, a) => (a.range.start < m ? a.range.start : m), added[0]!.range.start);
     const sameFamily = this.family === family;
@@ -194,7 +198,10 @@ export class PoolLedger {
     const records = base === this.base ? this.records : this.#rebased(base);
     const time = timeToken(at);
     const fresh = added
-      .map((a) => ({ offset: a.range.start - base, record: encodeRecord(base, a.range, time, a.token) }))
+      .map((a) => ({
+        offset: a.range.start - base,
+        record: encodeRecord(base, a.range, a.at ? timeToken(a.at) : time, a.token),
+      }))
       .sort((a, b) => (a.offset < b.offset ? -1 : a.offset > b.offset ? 1 : 0));
     // Kept records are in order; each new one goes before the first kept record that starts after it.
     const starts = this.#offsetsFrom(base);

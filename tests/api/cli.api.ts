@@ -541,3 +541,59 @@ subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: viewer@examp
     assert.equal(r.stderr, "error: NetworkPool butler-cli/no-such-pool not found\n");
   });
 });
+
+Deno.test("kubectl butler adopt gives a restored Team's children back to it by name, and nothing else", async () => {
+  // What a restore leaves: the Team under a new UID, its children labelled with the old one and owned by no one.
+  await installManifests();
+  await ensureNamespaces([NS]);
+  const name = "cli-restored";
+  const team = parse(await Deno.readTextFile(`${ROOT}/examples/teams/payments.yaml`)) as Obj;
+  team.metadata.name = name;
+  await applyObject(team);
+  const uid = ((await getObject("team", name)) as Obj).metadata.uid as string;
+  const access = effectiveAccess(team.spec as TeamSpec);
+  assert.ok(access.ok);
+  const children = desiredChildren({ name, spec: team.spec }, access.subjects, DEFAULT_HOOK_CONFIG)
+    .filter((c) =>
+      ["Namespace", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"].includes(c.kind)
+    );
+  const stale = (o: Obj) => ({
+    ...o,
+    metadata: { ...o.metadata, labels: { ...o.metadata.labels, "controller-uid": "uid-before-restore" } },
+  });
+  for (const child of children) await applyObject(stale(child));
+  // Labelled for this Team but outside its namespace: no child of it, left alone.
+  const stray = stale({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { name: "stray", namespace: NS, labels: { "butler.butlerlabs.dev/team": name } },
+    rules: [],
+  });
+  await applyObject(stray);
+  const labelOf = async (o: Obj) =>
+    ((await getObject(o.kind.toLowerCase(), o.metadata.name, o.metadata.namespace)) as Obj).metadata.labels[
+      "controller-uid"
+    ];
+
+  const dry = await butler("adopt", "--dry-run");
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.match(
+    dry.stdout,
+    new RegExp(`namespace team-${name} would be labelled controller-uid for its Team ${name}`),
+  );
+  for (const child of children) assert.equal(await labelOf(child), "uid-before-restore");
+
+  const done = await butler("adopt");
+  assert.equal(done.code, 0, done.stderr);
+  for (const child of children) {
+    assert.equal(await labelOf(child), uid, `${child.kind} ${child.metadata.name}`);
+  }
+  assert.equal(await labelOf(stray), "uid-before-restore");
+  assert.equal(done.stdout.split("\n").filter(Boolean).length, children.length, done.stdout);
+
+  const again = await butler("adopt", "-o", "json");
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(JSON.parse(again.stdout).adopted, []);
+  await kubectl(["delete", "team", name, "--wait=false"]);
+  await kubectl(["delete", "namespace", `team-${name}`, "--wait=false"]);
+});

@@ -11,6 +11,7 @@ import {
   networkPoolSignals,
   syncNetworkPool,
 } from "../../hooks/networkpool/mod.ts";
+import { withCheckpoint } from "./sync_pool.ts";
 import { API_VERSION } from "../../lib/butler/mod.ts";
 import type { ConditionInput } from "../../lib/conditions/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
@@ -137,13 +138,19 @@ function poolRequest(allocated: number, status?: Record<string, unknown>): Decor
   );
   return {
     controller: {},
-    object: {
+    object: withCheckpoint({
       apiVersion: API_VERSION,
       kind: "NetworkPool",
-      metadata: { name: "pool-a", namespace: "butler-system", uid: "pool-uid", generation: 1 },
+      metadata: {
+        name: "pool-a",
+        namespace: "butler-system",
+        uid: "pool-uid",
+        generation: 1,
+        creationTimestamp: "2026-11-22T00:00:00Z",
+      },
       spec: { cidr: "10.0.0.0/28" },
       ...(status ? { status } : {}),
-    },
+    }),
     attachments: {},
     related: { [`IPAllocation.${API_VERSION}`]: allocations },
     finalizing: false,

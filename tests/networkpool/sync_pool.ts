@@ -4,6 +4,7 @@
  */
 import { syncNetworkPool } from "../../hooks/networkpool/mod.ts";
 import { KINDS } from "../../lib/butler/mod.ts";
+import { CHECKPOINT_ANNOTATION } from "../../lib/api/mod.ts";
 import { DecoratorRequest, type DecoratorResponse } from "../../lib/contract/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 
@@ -29,13 +30,29 @@ export function syncPool(
 ): DecoratorResponse {
   const request = DecoratorRequest.parse({
     controller: {},
-    object: { ...KINDS.NetworkPool, ...pool },
+    object: { ...KINDS.NetworkPool, ...withCheckpoint(pool) },
     attachments: {},
     // The wire key spelled out, so these tests do not depend on the code that builds it.
     related: { "IPAllocation.butler.butlerlabs.dev/v1alpha1": related },
     finalizing: false,
   });
   return syncNetworkPool(request, { now, config: DEFAULT_HOOK_CONFIG });
+}
+
+/**
+ * The pool as Metacontroller leaves it after the sync that wrote its status: the ledger's checkpoint in its
+ * annotation too (both are written by the same sync).
+ */
+export function withCheckpoint<P extends { metadata: Record<string, unknown>; status?: unknown }>(
+  pool: P,
+): P {
+  const checkpoint = (pool.status as { ledger?: { checkpoint?: unknown } } | undefined)?.ledger?.checkpoint;
+  const annotations = (pool.metadata.annotations ?? {}) as Record<string, string>;
+  if (typeof checkpoint !== "string" || CHECKPOINT_ANNOTATION in annotations) return pool;
+  return {
+    ...pool,
+    metadata: { ...pool.metadata, annotations: { ...annotations, [CHECKPOINT_ANNOTATION]: checkpoint } },
+  };
 }
 
 /** An IPAllocation as the pool's tests relate it. */

@@ -182,6 +182,12 @@ export class ApiServer {
     return structuredClone(next);
   }
 
+  /** Every object gone at once, without events (a fresh control plane; informers relist after it). */
+  wipe(): void {
+    for (const o of this.#objects.values()) this.#emit("DELETED", o);
+    this.#objects.clear();
+  }
+
   /** A namespace stays while it holds anything (the namespace controller empties it first). */
   #held(o: Obj): boolean {
     if (o.kind !== "Namespace" || o.apiVersion !== "v1") return false;

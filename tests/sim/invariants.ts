@@ -5,6 +5,7 @@
  * @module
  */
 import { formatAddress, parseAddress } from "../../lib/ipam/mod.ts";
+import { CHECKPOINT_ANNOTATION, GRANT_ANNOTATION, parseGrantRecord } from "../../lib/api/mod.ts";
 import { type Obj, objectId } from "../../lib/plan/mod.ts";
 import { ledgerMismatches, overlaps, type PoolGrant, poolGrants } from "../scale/checks.ts";
 import type { ApiServer } from "./api_server.ts";
@@ -236,7 +237,86 @@ export class Invariants {
     const allocations = api.ofKind(GROUP, "IPAllocation");
     const claimed = allocatedOverlaps(allocations);
     if (claimed) return { step, invariant: "granted-twice", message: claimed };
-    return this.#ledgerChanges(pools, grants, allocations, clockMs, step);
+    const recorded = this.#records(allocations, grants, step);
+    if (recorded) return recorded;
+    const tracked = pools.filter(ledgerCurrent);
+    const uids = new Set(tracked.map((p) => p.metadata.uid as string));
+    for (const key of [...this.#held.keys()]) if (!uids.has(key.split("/")[0]!)) this.#held.delete(key);
+    for (const uid of [...this.#releases.keys()]) if (!uids.has(uid)) this.#releases.delete(uid);
+    const names = new Set(tracked.map((p) => `${p.metadata.namespace}/${p.metadata.name}`));
+    const fresh = new Set([...uids].filter((u) => !this.#tracked.has(u)));
+    this.#tracked = uids;
+    return this.#ledgerChanges(
+      tracked,
+      grants.filter((g) => names.has(g.pool)),
+      allocations,
+      clockMs,
+      step,
+      fresh,
+    );
+  }
+
+  /** Pools whose ledger was trusted at the last observation (a lost one is not, until it is rebuilt). */
+  #tracked = new Set<string>();
+  /** IPAllocation UID → the grant it records (annotation), as last seen. */
+  #recorded = new Map<string, string>();
+
+  /**
+   * The grants recorded on their holders: a record never changes or goes while its IPAllocation exists, no two
+   * records share an address, and no pool's ledger gives a recorded address to another existing IPAllocation.
+   */
+  #records(allocations: readonly Obj[], grants: readonly PoolGrant[], step: number): Violation | undefined {
+    const now = new Map<string, string>();
+    const ranges: { uid: string; name: string; family: number; start: bigint; end: bigint }[] = [];
+    for (const a of allocations) {
+      const text = a.metadata.annotations?.[GRANT_ANNOTATION];
+      const uid = a.metadata.uid as string;
+      const before = this.#recorded.get(uid);
+      if (before !== undefined && before !== text) {
+        return {
+          step,
+          invariant: "grant-moved",
+          message: `IPAllocation ${a.metadata.namespace}/${a.metadata.name} recorded ${before}, now ${
+            text ?? "nothing"
+          }`,
+        };
+      }
+      const r = parseGrantRecord(text);
+      if (!r) continue;
+      now.set(uid, text);
+      ranges.push({
+        uid,
+        name: `${a.metadata.namespace}/${a.metadata.name}`,
+        family: r.family,
+        start: r.range.start,
+        end: r.range.end,
+      });
+    }
+    this.#recorded = now;
+    const existing = new Set(allocations.map((a) => a.metadata.uid as string));
+    const all = [
+      ...ranges,
+      ...grants.filter((g) => existing.has(g.uid)).map((g) => ({
+        uid: g.uid,
+        name: `${g.pool} ledger`,
+        family: g.family,
+        start: BigInt(g.range.start),
+        end: BigInt(g.range.end),
+      })),
+    ];
+    for (const x of ranges) {
+      const hit = all.find((y) =>
+        y.uid !== x.uid && y.family === x.family && y.start <= x.end && x.start <= y.end
+      );
+      if (hit) {
+        return {
+          step,
+          invariant: "granted-twice",
+          message: `${x.name} records addresses that ${hit.name} (${hit.uid}) also holds`,
+        };
+      }
+    }
+    return undefined;
   }
 
   #ledgerChanges(
@@ -245,6 +325,7 @@ export class Invariants {
     allocations: readonly Obj[],
     clockMs: number,
     step: number,
+    fresh: ReadonlySet<string> = new Set(),
   ): Violation | undefined {
     const poolUid = new Map(pools.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p]));
     const now = new Map<string, Held>();
@@ -298,7 +379,8 @@ export class Invariants {
       this.#releases.set(held.pool, list);
     }
     for (const [key, held] of now) {
-      if (this.#held.has(key)) continue;
+      // A ledger just rebuilt is a new baseline: what it lost of its releases it cannot cool down.
+      if (this.#held.has(key) || fresh.has(held.pool)) continue;
       const list = (this.#releases.get(held.pool) ?? []).filter((r) => r.at + r.cooldownMs > clockMs);
       this.#releases.set(held.pool, list);
       const hit = list.find((r) =>
@@ -377,6 +459,14 @@ export class Invariants {
     }
     return undefined;
   }
+}
+
+/** Whether a pool's ledger is the one its checkpoint names, and not being rebuilt. */
+function ledgerCurrent(pool: Obj): boolean {
+  const ledger = pool.status?.ledger;
+  const checkpoint = pool.metadata.annotations?.[CHECKPOINT_ANNOTATION];
+  return checkpoint === ledger?.checkpoint && !ledger?.rebuilding &&
+    (checkpoint === undefined || checkpoint.endsWith(`/${pool.metadata.uid}`));
 }
 
 /**

@@ -275,7 +275,8 @@ export class Metacontroller {
         ? Promise.resolve({ status: 504, body: { error: "context deadline exceeded" } })
         : call(path, body);
 
-    const observed = this.#observed(spec, parent);
+    const observed = [...this.#observed(spec, parent), ...this.#adopt(spec, parent, write)]
+      .sort((a, b) => (objectId(a) < objectId(b) ? -1 : 1));
     let related: Record<string, Record<string, Obj>> = {};
     if (spec.hooks.customize) {
       const ckey = `${spec.name}\t${parent.metadata.uid}/${parent.metadata.generation}\t${id}`;
@@ -336,6 +337,42 @@ export class Metacontroller {
     if (!o || o.metadata.uid !== uid) throw new ApiError(404, "NotFound", `${id} not found`);
     change(o);
     return this.api.update(o, { status });
+  }
+
+  /**
+   * Orphans of a composite's child kinds that match its selector (`controller-uid=<parent UID>` with
+   * `generateSelector`), adopted: an owner reference added to the live object, as `claimChildren` does (not while
+   * the parent or the orphan is being deleted).
+   */
+  #adopt(spec: ControllerSpec, parent: Obj, write: <T>(f: () => T) => T): Obj[] {
+    if (spec.type !== "composite" || !spec.generateSelector || parent.metadata.deletionTimestamp) return [];
+    const out: Obj[] = [];
+    for (const r of spec.children) {
+      const t = this.api.resources.ofResource(groupOf(r.apiVersion), r.resource)!;
+      for (const o of this.#informers.get(kindKey(t))!.cache.values()) {
+        if (t.namespaced && parent.metadata.namespace && o.metadata.namespace !== parent.metadata.namespace) {
+          continue;
+        }
+        if (controllerRefOf(o) || o.metadata.deletionTimestamp) continue;
+        if (o.metadata.labels?.["controller-uid"] !== parent.metadata.uid) continue;
+        const ref = {
+          apiVersion: parent.apiVersion,
+          kind: parent.kind,
+          name: parent.metadata.name,
+          uid: parent.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        };
+        const adopted = write(() =>
+          this.#atomic(objectId(o), o.metadata.uid, (live) => {
+            if (controllerRefOf(live)) return;
+            live.metadata.ownerReferences = [...(live.metadata.ownerReferences ?? []), ref];
+          })
+        );
+        if (controllerRefOf(adopted)?.uid === parent.metadata.uid) out.push(adopted);
+      }
+    }
+    return out;
   }
 
   #observed(spec: ControllerSpec, parent: Obj): Obj[] {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { adoptions, CHILD_KINDS, keyOf, type Listed, type Parents } from "../../cli/adopt.ts";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { createApp, type RouteRegistrar } from "../../lib/http/mod.ts";
@@ -31,6 +32,13 @@ import {
 import { parseAllDocuments } from "yaml";
 import { admissionPolicies, crdKinds, judge, type ManifestObject } from "../../lib/schema/mod.ts";
 import { fnv1a32 } from "../../lib/hash/mod.ts";
+import {
+  CHECKPOINT_ANNOTATION,
+  GRANT_ANNOTATION,
+  LEDGER_SEEN_ANNOTATION,
+  parseGrantRecord,
+} from "../../lib/api/mod.ts";
+import { formatAddress } from "../../lib/ipam/mod.ts";
 import { ApiError, ApiServer, type WatchEvent } from "./api_server.ts";
 import { Invariants, type Violation } from "./invariants.ts";
 import { Metacontroller, type SyncFault } from "./metacontroller.ts";
@@ -57,6 +65,8 @@ export const OP_KINDS = [
   ["webhook-down", 0.4],
   ["webhook-slow", 0.6],
   ["unreadable-parent", 0.3],
+  ["status-lost", 0.4],
+  ["restored", 0.08],
 ] as const;
 
 export type OpKind = typeof OP_KINDS[number][0];
@@ -178,6 +188,8 @@ class Simulation {
   admitted = 0;
   refused = 0;
   readonly faults: Record<string, number> = {};
+  /** The status of every object at the last status fault: what a rollback restores. */
+  statusCopies = new Map<string, unknown>();
 
   constructor(readonly options: SimOptions) {
     if (options.watch) this.api.watchers.push((e) => options.watch!(this.step, e));
@@ -251,7 +263,17 @@ class Simulation {
       ? {
         ...existing,
         ...input,
-        metadata: { ...existing.metadata, ...input.metadata },
+        metadata: {
+          ...existing.metadata,
+          ...input.metadata,
+          // kubectl apply keeps what the server added that the manifest never named: Butler's records.
+          annotations: {
+            ...Object.fromEntries(
+              Object.entries(existing.metadata.annotations ?? {}).filter(([k]) => RECORD_KEYS.includes(k)),
+            ),
+            ...(input.metadata.annotations ?? existing.metadata.annotations ?? {}),
+          },
+        },
         status: existing.status,
       }
       : structuredClone(input);
@@ -421,6 +443,10 @@ class Simulation {
         return await this.recreate(a, b);
       case "unreadable-parent":
         return this.corrupt(a);
+      case "status-lost":
+        return this.loseStatus(a, b);
+      case "restored":
+        return this.restore(b % 2 === 0);
     }
   }
 
@@ -587,10 +613,73 @@ class Simulation {
     this.fault("recreate");
     const o = objects[a % objects.length]!;
     const { status: _s, ...rest } = structuredClone(o);
-    const { name, namespace, labels, annotations } = rest.metadata;
+    const { name, namespace, labels } = rest.metadata;
+    // Applied again from its source (Git): what Butler recorded on it is not in it.
+    const annotations = Object.fromEntries(
+      Object.entries(rest.metadata.annotations ?? {}).filter(([k]) => !RECORD_KEYS.includes(k)),
+    );
     await this.remove(objectId(o));
     if (b % 2) this.api.housekeep();
     await this.apply({ ...rest, metadata: { name, namespace, labels, annotations } } as Obj);
+  }
+
+  /**
+   * Status lost: one object's or every object's status emptied, or rolled back to the copy kept at the last such
+   * fault (a script, a tool that drops status, a restore of one object), through the status subresource.
+   */
+  loseStatus(a: number, b: number): void {
+    const objects = this.api.all().filter((o) => STATUS_KINDS.includes(o.kind) && o.status !== undefined);
+    if (!objects.length) return;
+    const all = b % 2 === 1;
+    const rollback = (b >>> 1) % 2 === 1;
+    this.fault(`status-${rollback ? "rolled-back" : "emptied"}-${all ? "all" : "one"}`);
+    for (const o of all ? objects : [objects[a % objects.length]!]) {
+      const old = this.statusCopies.get(o.metadata.uid);
+      const status = rollback && old !== undefined ? structuredClone(old) : {};
+      const { resourceVersion: _rv, ...metadata } = o.metadata;
+      this.api.update({ ...structuredClone(o), metadata, status }, { status: true });
+    }
+    this.statusCopies = new Map(this.api.all().map((o) => [o.metadata.uid, structuredClone(o.status)]));
+  }
+
+  /**
+   * Restored from a backup into a fresh control plane, as Velero restores (pkg/restore/restore.go,
+   * resetMetadataAndStatus): every object recreated with a new UID, without owner references, resourceVersion,
+   * generation, timestamps or (unless `withStatus`) status, in Velero's order (namespaces, RBAC, Secrets and
+   * ConfigMaps first), while Metacontroller is stopped; then the step docs/operations.md gives (each Butler child's
+   * `controller-uid` label set to its parent's new UID, so Metacontroller adopts it), and Metacontroller started.
+   */
+  restore(withStatus: boolean): void {
+    this.fault(`restored-${withStatus ? "with" : "without"}-status`);
+    const backup = this.api.all().map((o) => structuredClone(o));
+    this.api.wipe();
+    const rank = (o: Obj) => {
+      const i = VELERO_ORDER.indexOf(o.kind);
+      return i < 0 ? VELERO_ORDER.length : i;
+    };
+    const ordered = backup.map((o, i) => ({ o, i })).sort((x, y) => rank(x.o) - rank(y.o) || x.i - y.i);
+    for (const { o } of ordered) {
+      const {
+        uid: _u,
+        resourceVersion: _r,
+        generation: _g,
+        creationTimestamp: _c,
+        deletionTimestamp: _d,
+        ownerReferences: _o,
+        ...metadata
+      } = o.metadata;
+      const { status, ...rest } = o;
+      try {
+        const created = this.api.create({ ...rest, metadata } as Obj);
+        if (withStatus && status !== undefined && isButler(o)) {
+          this.api.update({ ...created, status }, { status: true });
+        }
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+      }
+    }
+    relabelRestoredChildren(this.api);
+    this.mc.restart();
   }
 
   check(done: number): Violation | undefined {
@@ -656,6 +745,63 @@ class Simulation {
   }
 }
 
+/** What Butler records in metadata: never in a manifest applied from Git. */
+const RECORD_KEYS = [GRANT_ANNOTATION, LEDGER_SEEN_ANNOTATION, CHECKPOINT_ANNOTATION];
+
+/** Kinds whose status a fault may lose: every Butler kind with a status, and Cluster API's claims. */
+const STATUS_KINDS = [
+  "Team",
+  "TenantCluster",
+  "NetworkPool",
+  "IPAllocation",
+  "ProviderConfig",
+  "IPAddressClaim",
+];
+/** Velero's restore order for the kinds the simulator stores (its defaultRestorePriorities); the rest after. */
+const VELERO_ORDER = [
+  "Namespace",
+  "ClusterRole",
+  "Role",
+  "ClusterRoleBinding",
+  "RoleBinding",
+  "Secret",
+  "ConfigMap",
+  "LimitRange",
+];
+
+function isButler(o: Obj): boolean {
+  return o.apiVersion.startsWith("butler.butlerlabs.dev/") ||
+    o.apiVersion.startsWith("ipam.cluster.x-k8s.io/");
+}
+
+/**
+ * The post-restore step of docs/operations.md, `kubectl butler adopt`, by its own code (cli/adopt.ts): each orphaned
+ * child of Butler's controllers given back to the parent its labels name (a composite's child relabelled with its
+ * parent's new UID, so that Metacontroller adopts it; a claim's IPAllocation and IPAddress given their claim as
+ * controller).
+ */
+export function relabelRestoredChildren(api: ApiServer): void {
+  const all = api.all() as unknown as Listed[];
+  const keyed = (kind: string) =>
+    new Map(all.filter((o) => (o as unknown as Obj).kind === kind).map((o) => [keyOf(o), o]));
+  const parents: Parents = {
+    Team: keyed("Team"),
+    TenantCluster: keyed("TenantCluster"),
+    IPAddressClaim: keyed("IPAddressClaim"),
+  };
+  for (const child of CHILD_KINDS) {
+    const objects = all.filter((o) => {
+      const x = o as unknown as Obj;
+      return x.kind === child.kind && x.apiVersion === child.apiVersion;
+    });
+    for (const a of adoptions(child, objects, parents)) {
+      const next = structuredClone(a.object) as Obj;
+      delete next.metadata.resourceVersion;
+      api.update(next);
+    }
+  }
+}
+
 /** What a scenario did in the simulator: each write's refusal (or `undefined`), and the state at the end. */
 export interface ScenarioRun {
   readonly refusals: readonly (string | undefined)[];
@@ -692,6 +838,90 @@ export async function replayScenario(actions: readonly Action[]): Promise<Scenar
     after.push(structuredClone(sim.api.all()));
   }
   return { refusals, after };
+}
+
+/** The faults of {@linkcode durabilityRun}. */
+export type DurabilityFault =
+  | "status-emptied-all"
+  | "status-emptied-each"
+  | "status-rolled-back-all"
+  | "restored-with-status"
+  | "restored-without-status";
+
+/** What each IPAllocation holds (`namespace/name` → `first-last`), from the grant it records, else its status. */
+export function heldRanges(objects: readonly Obj[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const o of objects) {
+    if (o.kind !== "IPAllocation") continue;
+    const r = parseGrantRecord(o.metadata.annotations?.[GRANT_ANNOTATION]);
+    const text = r
+      ? `${formatAddress(r.family, r.range.start)}-${formatAddress(r.family, r.range.end)}`
+      : o.status?.phase === "Allocated"
+      ? `${o.status.startAddress}-${o.status.endAddress}`
+      : undefined;
+    if (text) out.set(`${o.metadata.namespace}/${o.metadata.name}`, text);
+  }
+  return out;
+}
+
+/**
+ * Tenants built and settled (then one of the first deleted, so that the survivors' ranges are not simply the
+ * lowest and the pool has a gap), then one fault, then settled again: what each IPAllocation held before and after, and the first
+ * invariant broken on the way.
+ */
+export async function durabilityRun(fault: DurabilityFault): Promise<{
+  before: Map<string, string>;
+  after: Map<string, string>;
+  violation?: Violation;
+}> {
+  const sim = new Simulation({});
+  await sim.setUp();
+  const settle = async () => {
+    for (let pass = 0; pass < 12; pass++) {
+      const before = sim.api.changes;
+      await sim.drain(50_000);
+      sim.clockMs += 120_000;
+      sim.mc.tick();
+      sim.mc.enqueueAll();
+      await sim.drain(50_000);
+      const v = sim.check(sim.step);
+      if (v) return v;
+      if (sim.api.changes === before) break;
+    }
+    return undefined;
+  };
+  const clusters: [string, string, number][] = [
+    ["team-t0", "c0", 1],
+    ["team-t0", "c1", 4],
+    ["team-t1", "c0", 1],
+    ["team-t0", "c2", 13],
+    ["team-t1", "c1", 4],
+    ["team-t0", "c3", 16],
+    ["team-t1", "c2", 16],
+  ];
+  for (const [ns, name, b] of clusters) {
+    sim.step++;
+    await sim.apply(w.tenantCluster(ns, name, b));
+    const v = await settle();
+    if (v) return { before: new Map(), after: new Map(), violation: v };
+  }
+  await sim.remove("butler.butlerlabs.dev/TenantCluster/team-t0/c1");
+  await settle();
+  const before = heldRanges(sim.api.all());
+  sim.step++;
+  if (fault === "status-emptied-all") sim.loseStatus(0, 1);
+  else if (fault === "status-rolled-back-all") {
+    sim.statusCopies = new Map();
+    sim.loseStatus(0, 3);
+  } else if (fault === "status-emptied-each") {
+    const n = sim.api.all().filter((o) => STATUS_KINDS.includes(o.kind) && o.status !== undefined).length;
+    for (let i = 0; i < n; i++) {
+      sim.loseStatus(i, 0);
+      await sim.drain(50_000);
+    }
+  } else sim.restore(fault === "restored-with-status");
+  const violation = await settle();
+  return { before, after: heldRanges(sim.api.all()), ...(violation ? { violation } : {}) };
 }
 
 /** The API group of each kind a scenario deletes. */

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import type { RouteRegistrar } from "../../lib/http/mod.ts";
 import type { Obj } from "../../lib/plan/mod.ts";
+import { formatGrantRecord, GRANT_ANNOTATION, parseGrantRecord } from "../../lib/api/mod.ts";
 import { rng } from "./rng.ts";
 import { shrink } from "./shrink.ts";
 import { generateOps, type SimOptions, simulate } from "./simulate.ts";
@@ -74,6 +75,7 @@ Deno.test("simulate: a run builds clusters, grants addresses and injects every f
       "clock-jump",
       "webhook-down",
       "webhook-slow",
+      "status-emptied-one",
     ]
   ) assert.ok((result.faults[kind] ?? 0) > 0, `no ${kind} fault injected`);
 });
@@ -95,19 +97,23 @@ Deno.test("simulate: a TenantCluster webhook that admits everything breaks a quo
   assert.equal(JSON.stringify(replayed), JSON.stringify(shrunk.result));
 });
 
-Deno.test("simulate: a pool hook that forgets its ledger grants an address twice", async () => {
+Deno.test("simulate: an IPAllocation hook that records another range than its grant is caught", async () => {
   const options = {
-    routes: [rewrite("/hooks/networkpool/sync", (b) => {
-      const status = b.status as { ledger?: { grants?: string[] } } | undefined;
-      // Forgets every grant but the newest: the next sync hands the freed ranges out again.
-      if (status?.ledger?.grants && status.ledger.grants.length > 1) {
-        status.ledger.grants = status.ledger.grants.slice(-1);
+    routes: [rewrite("/hooks/ipallocation/sync", (b) => {
+      const annotations = b.annotations as Record<string, string> | undefined;
+      const record = parseGrantRecord(annotations?.[GRANT_ANNOTATION]);
+      // Records the range one address further on than the pool granted.
+      if (record) {
+        annotations![GRANT_ANNOTATION] = formatGrantRecord({
+          ...record,
+          range: { start: record.range.start + 1n, end: record.range.end + 1n },
+        });
       }
     })],
   };
   const found = await firstFailing(options, 600, 10);
-  assert.ok(found, "no seed of 10 caught the forgotten ledger");
-  assert.match(found.result.violation!.invariant, /^(granted-twice|grant-dropped|grant-moved)$/);
+  assert.ok(found, "no seed of 10 caught the wrong record");
+  assert.match(found.result.violation!.invariant, /^(granted-twice|grant-moved|ledger-holders)$/);
 });
 
 Deno.test("simulate: without a ledger, admission decides on a lagging view, and nothing in force passes a limit", async () => {

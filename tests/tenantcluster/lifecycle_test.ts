@@ -151,6 +151,8 @@ Deno.test("elastic IPAM, the seed's ADR-016 scenario: no churn at rest, growth o
   assert.equal(res!.resyncAfterSeconds, 2, "resync when the threshold falls due");
   c.advance(2);
   report();
+  // Granted, recorded on the allocation, then reported Allocated: a round each.
+  await c.round("team-platform", "web", POOL);
   await c.round("team-platform", "web", POOL);
   const growth = c.get("IPAllocation", "team-platform", "web-lb-1")!;
   assert.equal(growth.metadata.labels["butler.butlerlabs.dev/allocation-role"], "growth");
