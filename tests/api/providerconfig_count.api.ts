@@ -1,6 +1,6 @@
 /**
  * Issue #55: the ProviderConfig webhook's count (64 in a namespace) is a per-review check against its cache, and
- * creates sent at once pass it (160 in parallel stored 151). The hard bound docs/operations.md ("Limits") gives
+ * creates sent at once pass it (160 in parallel stored 151). The hard bound docs/operations.md#limits gives
  * platform admins is a ResourceQuota object count in the Team's `namespaceQuota`: here, on a real API server, with
  * no webhook at all (as while it is down, failing open), 160 parallel creates by a team admin store exactly 64.
  */

@@ -143,7 +143,7 @@ Deno.test("the webhook door: reviews decided at once, and large ones in a lane o
     let hold!: ReadableStreamDefaultController<Uint8Array>;
     const first = a.request("/webhooks/validate/providerconfig", {
       method: "POST",
-      headers: { "content-type": "application/json", "content-length": String(MIB) },
+      headers: { "content-type": "application/json", "content-length": String(2 * MIB) },
       body: new ReadableStream<Uint8Array>({ start: (c) => void (hold = c) }),
     });
     await new Promise((r) => setTimeout(r, 10));
