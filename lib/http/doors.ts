@@ -13,6 +13,7 @@ import { jsonError } from "./errors.ts";
 import type { AppEnv, Runtime } from "./env.ts";
 import type { Offload } from "../isolation/mod.ts";
 import { bodyTooSlowAfter, ByteBudget, type LargeLane } from "./body.ts";
+import { jsonHeapEstimate } from "../foreign/mod.ts";
 
 /** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
 const NOW_HEADER_LOWER = "x-butler-now";
@@ -182,6 +183,15 @@ export interface WebhookDoorOptions {
 export const LARGE_REVIEW_BYTES = 1024 * 1024;
 
 /**
+ * The most heap a review of at most {@linkcode LARGE_REVIEW_BYTES} may take to parse outside the large reviews'
+ * share of time: 12 MiB, above the costliest review the bounds allow (an update at them whose values are empty
+ * objects or nested ones is estimated at 7.6 MiB; `lib/foreign/json_cost.ts`), below what 1 MiB of small objects
+ * takes (17 to 29 MiB). A smaller review that would cost more to parse takes the share as a large one does, so no
+ * review outside it holds the main thread longer than one the bounds allow.
+ */
+export const LARGE_REVIEW_COST = 12 * 1024 * 1024;
+
+/**
  * Bytes of small reviews (at most {@linkcode LARGE_REVIEW_BYTES}) holding places at once: 8 MiB, a dozen reviews at
  * the bounds or hundreds of ordinary ones; a review that would pass it waits its turn (429) unless it is alone.
  * Their parse is charged to the heap budget; this bounds their bytes outside it (docs/architecture.md).
@@ -300,11 +310,18 @@ export function webhookDoor(
       unanswered.add(c.req.raw);
       return busy(c, all, "admission reviews");
     }
+    let end: (() => void) | undefined;
     try {
+      if (size > SCANNED_FROM && costly(c.get("body")!)) {
+        const wait = time.wait();
+        if (wait > 0) return overShare(c, wait);
+        end = time.start();
+      }
       await next();
     } finally {
       all.leave(size);
       if (c.res.status !== 200) unanswered.add(c.req.raw);
+      else end?.();
     }
   };
   return { middleware, large, largeBytes: LARGE_REVIEW_BYTES };
@@ -322,7 +339,16 @@ export function webhookDoor(
     c.header("Retry-After", String(seconds));
     c.set("failure", `large admission review deferred: the last took ${took} ms, ${percent}% share`);
     const message =
-      `busy: large admission reviews (over ${LARGE_REVIEW_BYTES} bytes) may take ${percent}% of the main thread's time and the last took ${took} ms; retry in ${seconds}s`;
+      `busy: large admission reviews (over ${LARGE_REVIEW_BYTES} bytes, or ${COST_MIB} MiB to parse) may take ${percent}% of the main thread's time and the last took ${took} ms; retry in ${seconds}s`;
     return jsonError(c, 429, message);
   }
+}
+
+/** Small reviews from this size on are scanned for their cost (smaller ones cannot reach it): 64 KiB. */
+const SCANNED_FROM = 64 * 1024;
+const COST_MIB = LARGE_REVIEW_COST / (1024 * 1024);
+
+/** Whether parsing `body` could take more than {@linkcode LARGE_REVIEW_COST} of heap (the scan stops there). */
+function costly(body: ArrayBuffer): boolean {
+  return jsonHeapEstimate(new Uint8Array(body), LARGE_REVIEW_COST) > LARGE_REVIEW_COST;
 }

@@ -12,8 +12,8 @@ import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { MAX_ADDON_VALUES_BYTES, MAX_ADDONS_VALUES_BYTES } from "../../hooks/tenantcluster/bounds.ts";
 import { MAX_READ_ANNOTATION_BYTES, TENANT_CLUSTER_BOUNDS } from "../../lib/api/mod.ts";
 import { CREATOR_ANNOTATION, MIGRATION_ANNOTATION, OWNER_ANNOTATIONS } from "../../lib/butler/mod.ts";
-import { createApp, LARGE_REVIEW_BYTES } from "../../lib/http/mod.ts";
-import { createHeapBudget } from "../../lib/foreign/mod.ts";
+import { createApp, LARGE_REVIEW_BYTES, LARGE_REVIEW_COST } from "../../lib/http/mod.ts";
+import { createHeapBudget, jsonHeapEstimate } from "../../lib/foreign/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
 import { fixtureReader, TEST_EPOCH } from "../../lib/testing/mod.ts";
 
@@ -153,6 +153,7 @@ Deno.test("every review the bounds allow stays out of the large lane", async (t)
           largest = Math.max(largest, body.length);
           assert.ok(body.length > 64 * 1024, "large by the old threshold");
           assert.ok(body.length <= LARGE_REVIEW_BYTES, `${body.length} bytes`);
+          assert.ok(jsonHeapEstimate(body, Infinity) <= LARGE_REVIEW_COST, "within the unshared parse cost");
           const res = await post(a, body);
           sent++;
           assert.equal(res.status, 200, await res.clone().text());
@@ -195,9 +196,28 @@ Deno.test("the large lane books only reviews it answered", async (t) => {
     assert.equal(next.status, 429);
     assert.match(
       (await next.json()).error,
-      new RegExp(`^busy: large admission reviews \\(over ${LARGE_REVIEW_BYTES} bytes\\) may take 1%`),
+      new RegExp(
+        `^busy: large admission reviews \\(over ${LARGE_REVIEW_BYTES} bytes, or 12 MiB to parse\\) may take 1%`,
+      ),
     );
     // Small reviews, at the bounds or not, pass meanwhile.
     assert.equal((await post(a, updateReview("keys", 8, "a", 99))).status, 200);
   });
+});
+
+Deno.test("a review under 1 MiB that costs more to parse than any the bounds allow takes the share", async () => {
+  const a = app();
+  const review = structuredClone(base);
+  review.request.object.spec.addons = [{ name: "big", values: { e: Array(290_000).fill({}) } }];
+  const body = utf8.encode(JSON.stringify(review));
+  assert.ok(body.length < LARGE_REVIEW_BYTES && jsonHeapEstimate(body, Infinity) > LARGE_REVIEW_COST);
+  assert.equal((await post(a, body)).status, 200, "answered (refused for its values), and booked");
+  const next = await post(a, body);
+  assert.equal(next.status, 429);
+  assert.match((await next.json()).error, /or 12 MiB to parse\) may take 1% of the main thread's time/);
+  assert.equal(
+    (await post(a, updateReview("nested", 64, "中", 7))).status,
+    200,
+    "one at the bounds is not held",
+  );
 });

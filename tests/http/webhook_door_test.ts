@@ -190,7 +190,8 @@ Deno.test("large reviews take at most their share of the main thread's time", as
     assert.equal(next.headers.get("retry-after"), "2");
     assert.deepEqual(await next.json(), {
       error:
-        "busy: large admission reviews (over 1048576 bytes) may take 1% of the main thread's time and the last " +
+        "busy: large admission reviews (over 1048576 bytes, or 12 MiB to parse) may take 1% of the main thread's " +
+        "time and the last " +
         "took 15 ms; retry in 2s",
     });
     assert.equal((await post(a, review)).status, 200, "a small review is not held");
