@@ -233,7 +233,11 @@ function useDoors(
   const bytes = options.readingBytes ?? READING_BYTES;
   const reading = {
     hooks: { small: new ReadingBudget(bytes.hooks), large: door?.large },
-    webhooks: { small: new ReadingBudget(bytes.webhooks), large: webhooks?.large },
+    webhooks: {
+      small: new ReadingBudget(bytes.webhooks),
+      large: webhooks?.large,
+      largeBytes: webhooks?.largeBytes,
+    },
   };
   app.use(
     "/hooks/*",

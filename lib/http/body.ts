@@ -137,6 +137,8 @@ export interface ReadOptions {
   readonly small: ReadingBudget;
   /** Where it must go once large; none: anywhere. */
   readonly large?: LargeLane | undefined;
+  /** Past this many bytes a body is large; {@linkcode LARGE_BODY_BYTES} by default (reviews: their own). */
+  readonly largeBytes?: number | undefined;
 }
 
 /** The declared `content-length`, when it is a length. */
@@ -192,13 +194,14 @@ export async function readBody(
 ): Promise<{ bytes: ArrayBuffer; lease?: Lease } | Response> {
   const declared = declaredLength(c.req.header("content-length"));
   if (declared !== undefined && declared > o.limit) return bodyTooLarge(c, o.limit);
+  const largeBytes = o.largeBytes ?? LARGE_BODY_BYTES;
   let lease: Lease | undefined;
   const enterLarge = (): Response | undefined => {
     const got = o.large ? o.large(c, declared) : OPEN;
     if (got instanceof Response) return got;
     lease = got;
   };
-  if (declared !== undefined && declared > LARGE_BODY_BYTES) {
+  if (declared !== undefined && declared > largeBytes) {
     const refused = enterLarge();
     if (refused) return refused;
   }
@@ -223,13 +226,13 @@ export async function readBody(
       if (next.done) break;
       const total = received + next.value.byteLength;
       if (total > o.limit) return bodyTooLarge(c, o.limit);
-      if (!lease && total > LARGE_BODY_BYTES) {
+      if (!lease && total > largeBytes) {
         o.small.release(me);
         const refused = enterLarge();
         if (refused) return refused;
       }
       if (lease ? !lease.grow(total) : !o.small.charge(me, next.value.byteLength, () => stop("evicted"))) {
-        return lease ? largeBusy(c) : readingBusy(c, o.small, false);
+        return lease ? largeBusy(c, largeBytes) : readingBusy(c, o.small, false);
       }
       buffer.resize(total);
       new Uint8Array(buffer, received).set(next.value);
@@ -245,13 +248,13 @@ export async function readBody(
   return { bytes, ...(lease ? { lease } : {}) };
 }
 
-function largeBusy(c: Context<AppEnv>): Response {
+function largeBusy(c: Context<AppEnv>, largeBytes: number): Response {
   c.header("Retry-After", "2");
   c.set("failure", "large body not read: its lane is full");
   return jsonError(
     c,
     429,
-    `busy: the bodies over ${LARGE_BODY_BYTES} bytes in progress fill their lane; retry later`,
+    `busy: the bodies over ${largeBytes} bytes in progress fill their lane; retry later`,
   );
 }
 
@@ -264,6 +267,7 @@ export interface BodyReaderOptions {
   readonly seconds: (c: Context<AppEnv>) => number;
   readonly small: ReadingBudget;
   readonly large?: LargeLane | undefined;
+  readonly largeBytes?: number | undefined;
 }
 
 /**
@@ -273,7 +277,13 @@ export interface BodyReaderOptions {
 export function bodyReader(o: BodyReaderOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (c.req.method !== "POST" || !o.known.has(`POST ${c.req.path}`)) return next();
-    const read = await readBody(c, { limit: o.limit, seconds: o.seconds(c), small: o.small, large: o.large });
+    const read = await readBody(c, {
+      limit: o.limit,
+      seconds: o.seconds(c),
+      small: o.small,
+      large: o.large,
+      largeBytes: o.largeBytes,
+    });
     if (read instanceof Response) return read;
     c.set("body", read.bytes);
     // What the routes read it with (`c.req.arrayBuffer()` and the rest) answers from these bytes, no copy.

@@ -14,13 +14,13 @@ type Middleware = MiddlewareHandler<AppEnv>;
 
 /** Who may read `/metrics`: the verdict on a request's `Authorization` header. */
 export interface MetricsAuth {
-  check(authorization: string | undefined, path: string): Promise<ReaderVerdict>;
+  check(authorization: string | undefined, path: string, source?: string): Promise<ReaderVerdict>;
 }
 
 /** `/metrics` only for a reader `auth` lets in (anyone without one). */
 export function metricsReaderAuth(auth: MetricsAuth | undefined): Middleware {
   return async (c, next) => {
-    const verdict = auth && await auth.check(c.req.header("authorization"), "/metrics");
+    const verdict = auth && await auth.check(c.req.header("authorization"), "/metrics", c.env?.source);
     if (!verdict || verdict.status === 200) return await next();
     c.set("failure", `metrics read refused: ${verdict.reason}`);
     return jsonError(

@@ -12,7 +12,8 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { jsonError } from "./errors.ts";
 import type { AppEnv, Runtime } from "./env.ts";
 import type { Offload } from "../isolation/mod.ts";
-import { bodyTooSlowAfter, ByteBudget, LARGE_BODY_BYTES, type LargeLane } from "./body.ts";
+import { bodyTooSlowAfter, ByteBudget, type LargeLane } from "./body.ts";
+import { jsonHeapEstimate } from "../foreign/mod.ts";
 
 /** The clock header as Hono reads it (lower case); see `NOW_HEADER` in `bind.ts`. */
 const NOW_HEADER_LOWER = "x-butler-now";
@@ -100,7 +101,7 @@ export interface OffloadDoorOptions {
   readonly offload: Offload;
   readonly runtime: Runtime;
   readonly known: ReadonlySet<string>;
-  /** Bytes of large hook bodies (over {@linkcode LARGE_BODY_BYTES}) in at once: read, queued or running. */
+  /** Bytes of large hook bodies (over 64 KiB, `LARGE_BODY_BYTES`) in at once: read, queued or running. */
   readonly queueBytes?: number | undefined;
   readonly retryAfterSeconds?: number | undefined;
 }
@@ -164,10 +165,38 @@ export interface WebhookDoorOptions {
   readonly largeShare?: number | undefined;
   /** Milliseconds, for the large reviews' share; `performance.now` by default. */
   readonly clock?: (() => number) | undefined;
+  /** Bytes of small reviews holding places at once; {@linkcode REVIEW_PLACE_BYTES} by default. */
+  readonly placeBytes?: number | undefined;
 }
 
-/** A review of more than this many bytes is large: the API server's reviews of our kinds are a few kilobytes. */
-export const LARGE_REVIEW_BYTES = LARGE_BODY_BYTES;
+/**
+ * A review of more than this many bytes is large: 1 MiB, above every review the bounds on what a team may store
+ * allow (hooks/tenantcluster/bounds.ts), so that no ordinary review ever meets the large lane. The largest is an
+ * update of a TenantCluster, object and old object, each at most: its addons' values, 128 KiB as JSON; their field
+ * paths in `managedFields` (a path per key, no longer than the values that name it), 128 KiB; the annotations
+ * Butler reads, 4 of 1024 characters, 12 KiB in UTF-8; the rest of its spec within the CRD's bounds (64 addons'
+ * names and versions, 25 KiB) and metadata, under 64 KiB: 332 KiB each, 664 KiB with the review's envelope, 1 MiB
+ * with half again to spare (`tests/http/review_lane_test.ts` builds them and holds the sum to this). What passes
+ * it: objects stored before the bounds, values whose `<`, `>` and `&` the API server writes as six-byte escapes,
+ * free-form labels and annotations Butler does not read, and a pool's large status in an update of its spec.
+ */
+export const LARGE_REVIEW_BYTES = 1024 * 1024;
+
+/**
+ * The most heap a review of at most {@linkcode LARGE_REVIEW_BYTES} may take to parse outside the large reviews'
+ * share of time: 12 MiB, above the costliest review the bounds allow (an update at them whose values are empty
+ * objects or nested ones is estimated at 7.6 MiB; `lib/foreign/json_cost.ts`), below what 1 MiB of small objects
+ * takes (17 to 29 MiB). A smaller review that would cost more to parse takes the share as a large one does, so no
+ * review outside it holds the main thread longer than one the bounds allow.
+ */
+export const LARGE_REVIEW_COST = 12 * 1024 * 1024;
+
+/**
+ * Bytes of small reviews (at most {@linkcode LARGE_REVIEW_BYTES}) holding places at once: 8 MiB, a dozen reviews at
+ * the bounds or hundreds of ordinary ones; a review that would pass it waits its turn (429) unless it is alone.
+ * Their parse is charged to the heap budget; this bounds their bytes outside it (docs/architecture.md).
+ */
+export const REVIEW_PLACE_BYTES = 8 * 1024 * 1024;
 
 /**
  * The share of the main thread's time large reviews may take: 1 %. A review is parsed and decided on the main
@@ -180,7 +209,8 @@ export const LARGE_REVIEW_SHARE = 0.01;
 /**
  * The most a large review's time is booked at (ms): its time runs from its body's arrival to its answer, reads of
  * the API included, and a review waiting on a slow API server is not a stalled main thread. So one review closes
- * the lane for at most 25 s.
+ * the lane for at most 25 s. Only a review answered (200, allowed or denied) books its time: one refused before or
+ * at its parse (413, 400, 503) has none booked, so a body no parse takes cannot close the lane.
  */
 export const LARGE_REVIEW_BOOKED_MS = 250;
 
@@ -241,8 +271,12 @@ export class TimeShare {
  * that trickles holds none. The API server then applies the webhook's failure policy to a 429, and a client sees
  * it as a refusal it may retry.
  */
-export function webhookDoor(o: WebhookDoorOptions): { middleware: Middleware; large: LargeLane } {
-  const all = new Gate(() => o.concurrency, Infinity);
+export function webhookDoor(
+  o: WebhookDoorOptions,
+): { middleware: Middleware; large: LargeLane; largeBytes: number } {
+  const all = new Gate(() => o.concurrency, o.placeBytes ?? REVIEW_PLACE_BYTES);
+  // The requests whose review was not answered (refused at or before its parse): their lane time is not booked.
+  const unanswered = new WeakSet<Request>();
   const lane = new Gate(() => 1, o.queueBytes);
   const share = o.largeShare ?? LARGE_REVIEW_SHARE;
   const time = new TimeShare(share, o.clock ?? (() => performance.now()), LARGE_REVIEW_BOOKED_MS);
@@ -262,22 +296,35 @@ export function webhookDoor(o: WebhookDoorOptions): { middleware: Middleware; la
       release: () => {
         if (released) return;
         released = true;
-        end?.();
+        if (!unanswered.has(c.req.raw)) end?.();
         lane.leave(size);
       },
     };
   };
   const middleware: Middleware = async (c, next) => {
     if (c.req.method !== "POST" || !o.known.has(`POST ${c.req.path}`)) return next();
-    const size = c.get("body")?.byteLength ?? 0;
-    if (!all.enter(size)) return busy(c, all, "admission reviews");
+    // A large review's bytes are its lane's; the places' bytes bound the small ones'.
+    const bytes = c.get("body")?.byteLength ?? 0;
+    const size = bytes > LARGE_REVIEW_BYTES ? 0 : bytes;
+    if (!all.enter(size)) {
+      unanswered.add(c.req.raw);
+      return busy(c, all, "admission reviews");
+    }
+    let end: (() => void) | undefined;
     try {
+      if (size > SCANNED_FROM && costly(c.get("body")!)) {
+        const wait = time.wait();
+        if (wait > 0) return overShare(c, wait);
+        end = time.start();
+      }
       await next();
     } finally {
       all.leave(size);
+      if (c.res.status !== 200) unanswered.add(c.req.raw);
+      else end?.();
     }
   };
-  return { middleware, large };
+  return { middleware, large, largeBytes: LARGE_REVIEW_BYTES };
 
   function busy(c: Context<AppEnv>, gate: Gate, what: string): Response {
     c.header("Retry-After", retryAfter);
@@ -292,7 +339,16 @@ export function webhookDoor(o: WebhookDoorOptions): { middleware: Middleware; la
     c.header("Retry-After", String(seconds));
     c.set("failure", `large admission review deferred: the last took ${took} ms, ${percent}% share`);
     const message =
-      `busy: large admission reviews (over ${LARGE_REVIEW_BYTES} bytes) may take ${percent}% of the main thread's time and the last took ${took} ms; retry in ${seconds}s`;
+      `busy: large admission reviews (over ${LARGE_REVIEW_BYTES} bytes, or ${COST_MIB} MiB to parse) may take ${percent}% of the main thread's time and the last took ${took} ms; retry in ${seconds}s`;
     return jsonError(c, 429, message);
   }
+}
+
+/** Small reviews from this size on are scanned for their cost (smaller ones cannot reach it): 64 KiB. */
+const SCANNED_FROM = 64 * 1024;
+const COST_MIB = LARGE_REVIEW_COST / (1024 * 1024);
+
+/** Whether parsing `body` could take more than {@linkcode LARGE_REVIEW_COST} of heap (the scan stops there). */
+function costly(body: ArrayBuffer): boolean {
+  return jsonHeapEstimate(new Uint8Array(body), LARGE_REVIEW_COST) > LARGE_REVIEW_COST;
 }

@@ -49,9 +49,10 @@ export interface Peer {
 export interface AppEnv {
   /**
    * `listener`: which listener took the request, when the service runs one for admission webhooks apart;
-   * `arrivedAt`: when its headers arrived (`performance.now()`), which its body's time is counted from.
+   * `arrivedAt`: when its headers arrived (`performance.now()`), which its body's time is counted from;
+   * `source`: the caller's address.
    */
-  Bindings: { peer?: Peer; listener?: "hooks" | "webhooks"; arrivedAt?: number };
+  Bindings: { peer?: Peer; listener?: "hooks" | "webhooks"; arrivedAt?: number; source?: string };
   Variables: {
     runtime: Runtime;
     subject?: Subject;

@@ -7,7 +7,12 @@
  *
  * A stranger must not spend the API server's time through us: a token's verdict is kept (60 s allowed, 10 s
  * refused) by its SHA-256, at most {@linkcode DELEGATED_AUTH.maxEntries} of them, and at most
- * {@linkcode DELEGATED_AUTH.maxInFlight} reviews run at once (more are answered 429 at once). The decision is pure
+ * {@linkcode DELEGATED_AUTH.maxInFlight} reviews of tokens not seen allowed run at once, at most
+ * {@linkcode DELEGATED_AUTH.maxInFlightPerSource} of them for one source address (more are answered 429 at once).
+ * Nothing tells callers apart before a review, so a flood of made-up tokens is held by address: one caller's
+ * flood takes two places, not all of them. A token allowed within the last hour (Prometheus's, the kubelet's,
+ * whose 60 s verdict has run out) is reviewed again in places of its own ({@linkcode DELEGATED_AUTH.knownInFlight}),
+ * which no unknown token can take: a known reader is never refused for a stranger's flood. The decision is pure
  * ({@linkcode verdictOf}); {@linkcode createDelegatedAuth} is its thin adapter.
  *
  * @module
@@ -22,7 +27,14 @@ export const DELEGATED_AUTH = {
   allowSeconds: 60,
   denySeconds: 10,
   maxEntries: 1024,
-  maxInFlight: 4,
+  /** Reviews at once of tokens not allowed within {@linkcode DELEGATED_AUTH.knownSeconds}. */
+  maxInFlight: 16,
+  /** Of those, from one source address. */
+  maxInFlightPerSource: 2,
+  /** How long a token allowed once keeps its own places for its next reviews. */
+  knownSeconds: 3600,
+  /** Reviews at once of tokens allowed within {@linkcode DELEGATED_AUTH.knownSeconds}. */
+  knownInFlight: 4,
 } as const;
 
 /** An answer to a reader: 200, or the status to refuse with and why (fixed words, never the token). */
@@ -121,8 +133,47 @@ export function verdictOf(tokenAnswer: unknown, accessAnswer: unknown, path: str
 
 /** Checks readers' tokens against the API server; see the module documentation. */
 export interface DelegatedAuth {
-  /** The verdict for a request to `path` with this `Authorization` header. */
-  check(authorization: string | null | undefined, path: string): Promise<ReaderVerdict>;
+  /**
+   * The verdict for a request to `path` with this `Authorization` header, from `source` (the caller's address;
+   * unknown: no per-address bound).
+   */
+  check(authorization: string | null | undefined, path: string, source?: string): Promise<ReaderVerdict>;
+}
+
+/** Places for reviews under way: unknown tokens' (in all and per source) and known readers' apart. */
+class ReviewPlaces {
+  #fresh = 0;
+  #known = 0;
+  readonly #bySource = new Map<string, number>();
+
+  /** Takes a place (a known reader's first, else an ordinary one), or says none is free; the returned function gives it back. */
+  take(known: boolean, source: string | undefined): (() => void) | undefined {
+    if (known && this.#known < DELEGATED_AUTH.knownInFlight) {
+      this.#known++;
+      return () => void this.#known--;
+    }
+    const mine = source === undefined ? 0 : this.#bySource.get(source) ?? 0;
+    if (this.#fresh >= DELEGATED_AUTH.maxInFlight || mine >= DELEGATED_AUTH.maxInFlightPerSource) {
+      return undefined;
+    }
+    this.#fresh++;
+    if (source !== undefined) this.#bySource.set(source, mine + 1);
+    return () => {
+      this.#fresh--;
+      if (source === undefined) return;
+      const left = (this.#bySource.get(source) ?? 1) - 1;
+      if (left > 0) this.#bySource.set(source, left);
+      else this.#bySource.delete(source);
+    };
+  }
+}
+
+/** A bounded map of keys to expiry times, oldest dropped first. */
+function remember(map: Map<string, number>, key: string, until: number): void {
+  map.delete(key);
+  map.set(key, until);
+  // Oldest first: a Map iterates in insertion order.
+  while (map.size > DELEGATED_AUTH.maxEntries) map.delete(map.keys().next().value!);
 }
 
 /** Creates the adapter: the two reviews with `kube`, verdicts cached by token digest and path. */
@@ -151,8 +202,11 @@ export function createDelegatedAuth(
       return { status: 503, reason: "the Kubernetes API did not answer the authentication review" };
     }
   };
+  const places = new ReviewPlaces();
+  // Tokens allowed within the hour, by digest and path: their next reviews have places of their own.
+  const allowed = new Map<string, number>();
   return {
-    async check(authorization, path) {
+    async check(authorization, path, source) {
       const bearer = bearerToken(authorization);
       if ("reason" in bearer) return { status: 401, reason: bearer.reason };
       const key = `${await digest(bearer.token)} ${path}`;
@@ -160,9 +214,8 @@ export function createDelegatedAuth(
       if (known && known.until > clock()) return known.verdict;
       const under = running.get(key);
       if (under) return await under;
-      if (running.size >= DELEGATED_AUTH.maxInFlight) {
-        return { status: 429, reason: "too many authentication reviews under way; try again" };
-      }
+      const give = places.take((allowed.get(key) ?? -Infinity) > clock(), source);
+      if (!give) return { status: 429, reason: "too many authentication reviews under way; try again" };
       const p = review(bearer.token, path);
       running.set(key, p);
       try {
@@ -174,9 +227,12 @@ export function createDelegatedAuth(
           // Oldest first: a Map iterates in insertion order.
           while (cache.size > DELEGATED_AUTH.maxEntries) cache.delete(cache.keys().next().value!);
         }
+        if (verdict.status === 200) remember(allowed, key, clock() + DELEGATED_AUTH.knownSeconds * 1000);
+        else if (verdict.status !== 503) allowed.delete(key);
         return verdict;
       } finally {
         running.delete(key);
+        give();
       }
     },
   };

@@ -135,3 +135,113 @@ Deno.test("verdictOf reads the answers, and an unreadable one refuses", () => {
     503,
   );
 });
+
+/** A fake API server whose answers wait while held; `calls` counts what was asked, held or not. */
+function heldKube() {
+  const base = fakeKube();
+  const calls: string[] = [];
+  let release: () => void = () => {};
+  let gate: Promise<void> | undefined;
+  const kube = {
+    write: async (m: string, path: string, body: unknown) => {
+      calls.push(path.split("/").at(-1)!);
+      await gate;
+      return await (base.kube.write as (m: string, p: string, b: unknown) => Promise<unknown>)(m, path, body);
+    },
+  } as unknown as KubeClient;
+  return {
+    kube,
+    calls,
+    hold: () => void (gate = new Promise<void>((r) => (release = r))),
+    open: () => {
+      release();
+      gate = undefined;
+    },
+  };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 1));
+
+Deno.test("a flood of made-up tokens does not starve readers (issue #55, F5)", async (t) => {
+  await t.step("one address's flood takes two places; another address's new token is reviewed", async () => {
+    const api = heldKube();
+    const auth = createDelegatedAuth({ kube: api.kube });
+    api.hold();
+    const flood = Array.from(
+      { length: 50 },
+      (_, i) => auth.check(`Bearer forged-${i}`, "/metrics", "10.0.0.9"),
+    );
+    const reader = auth.check("Bearer reader-new", "/metrics", "10.0.0.7");
+    while (api.calls.length < DELEGATED_AUTH.maxInFlightPerSource + 1) await tick();
+    await tick();
+    assert.equal(
+      api.calls.length,
+      DELEGATED_AUTH.maxInFlightPerSource + 1,
+      "two of the flood, and the reader",
+    );
+    api.open();
+    assert.equal((await reader).status, 200);
+    const statuses = (await Promise.all(flood)).map((v) => v.status);
+    assert.equal(statuses.filter((s) => s === 429).length, 50 - DELEGATED_AUTH.maxInFlightPerSource);
+  });
+  await t.step("a reader allowed before is reviewed again in places no stranger can take", async () => {
+    const api = heldKube();
+    let now = 0;
+    const auth = createDelegatedAuth({ kube: api.kube, clock: () => now });
+    assert.equal((await auth.check("Bearer reader-prometheus", "/metrics", "10.0.1.1")).status, 200);
+    now += (DELEGATED_AUTH.allowSeconds + 1) * 1000; // its verdict has run out
+    api.hold();
+    // Strangers from as many addresses as it takes fill every place unknown tokens may have.
+    const flood = Array.from(
+      { length: 3 * DELEGATED_AUTH.maxInFlight },
+      (_, i) => auth.check(`Bearer forged-${i}`, "/metrics", `10.0.2.${i}`),
+    );
+    await tick();
+    const newcomer = await auth.check("Bearer reader-newcomer", "/metrics", "10.0.3.1");
+    assert.equal(newcomer.status, 429, "a token never seen waits for the strangers like them");
+    const known = auth.check("Bearer reader-prometheus", "/metrics", "10.0.1.1");
+    api.open();
+    assert.equal((await known).status, 200);
+    await Promise.all(flood);
+  });
+  await t.step("known readers past their own places take ordinary ones", async () => {
+    const api = heldKube();
+    let now = 0;
+    const auth = createDelegatedAuth({ kube: api.kube, clock: () => now });
+    const readers = DELEGATED_AUTH.knownInFlight + 2;
+    for (let i = 0; i < readers; i++) {
+      assert.equal((await auth.check(`Bearer reader-k${i}`, "/metrics")).status, 200);
+    }
+    now += (DELEGATED_AUTH.allowSeconds + 1) * 1000;
+    api.hold();
+    const again = Array.from({ length: readers }, (_, i) => auth.check(`Bearer reader-k${i}`, "/metrics"));
+    await tick();
+    assert.equal(api.calls.filter((c) => c === "tokenreviews").length, 2 * readers, "each reviewed again");
+    api.open();
+    assert.deepEqual((await Promise.all(again)).map((v) => v.status), Array(readers).fill(200));
+  });
+  await t.step(
+    "four loops of random tokens from one address: 10 of 10 new readers' scrapes answered",
+    async () => {
+      const { kube } = fakeKube();
+      const slow = {
+        write: (m: string, path: string, body: unknown) =>
+          new Promise((r) => setTimeout(r, 20)).then(() =>
+            (kube.write as (m: string, p: string, b: unknown) => Promise<unknown>)(m, path, body)
+          ),
+      } as unknown as KubeClient;
+      const auth = createDelegatedAuth({ kube: slow });
+      let stop = false;
+      const loops = Array.from({ length: 4 }, async () => {
+        while (!stop) await auth.check(`Bearer forged-${crypto.randomUUID()}`, "/metrics", "10.0.0.66");
+      });
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        statuses.push((await auth.check(`Bearer reader-scrape-${i}`, "/metrics", "10.0.0.5")).status);
+      }
+      stop = true;
+      await Promise.all(loops);
+      assert.deepEqual(statuses, Array(10).fill(200));
+    },
+  );
+});

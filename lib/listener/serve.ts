@@ -25,6 +25,8 @@ export interface ServeEnv {
   listener?: "hooks" | "webhooks";
   /** When its headers arrived (`performance.now()`): its body's time runs from here. */
   arrivedAt?: number;
+  /** The caller's address, as the connection shows it (bounds per caller before any authentication). */
+  source?: string;
 }
 
 /** The app: a request and what the listener knows of it, to an answer. */
@@ -160,6 +162,7 @@ function handler(
       .then(() =>
         fetch(request, {
           arrivedAt,
+          ...(req.socket.remoteAddress ? { source: req.socket.remoteAddress } : {}),
           ...(asked ? { peer: peerOf(req.socket as TLSSocket) } : {}),
           ...(options.listener ? { listener: options.listener } : {}),
         })

@@ -74,8 +74,8 @@ Deno.test("a never-finished chunked body is counted as it arrives: large ones wa
   });
   const conns: Deno.Conn[] = [];
   try {
-    // One large chunked review in the lane: 100 KiB at once, then a byte at a time.
-    const holder = await trickled(s.port, { "transfer-encoding": "chunked" }, chunk(100 * KIB), chunk(1));
+    // One large chunked review in the lane: 1.1 MiB at once (past the reviews' 1 MiB), then a byte at a time.
+    const holder = await trickled(s.port, { "transfer-encoding": "chunked" }, chunk(1100 * KIB), chunk(1));
     conns.push(holder.conn);
     await sleep(300);
     // Five more, each sending a 16 KiB chunk every 10 ms, up to 10 MiB, and never the last chunk.
@@ -99,7 +99,8 @@ Deno.test("a never-finished chunked body is counted as it arrives: large ones wa
     }));
     for (const { text, written } of fast) {
       assert.match(statusLine(text), /^HTTP\/1\.1 429 /, text);
-      assert.match(text, /busy: 1 large admission reviews in progress/);
+      // Small until 1 MiB, within the 4 MiB reading budget (the longest read closed for the others), then the lane's.
+      assert.match(text, /busy: 1 large admission reviews in progress|this one was read longest/);
       assert.ok(written < 10 * 1024 * KIB, `refused before its end: ${written} bytes sent`);
     }
     const held = await ending(holder.conn, PATIENCE_MS);
@@ -132,12 +133,12 @@ Deno.test("a chunked body past the limit is refused as it arrives (413), never r
 });
 
 Deno.test("reviews are answered while others trickle, large or small, chunked or not", async () => {
-  const s = await served();
+  const s = await served({ app: { webhookBodyLimitBytes: 7 * 1024 * KIB } });
   const slow: Awaited<ReturnType<typeof trickled>>[] = [];
   try {
     for (let i = 0; i < 2; i++) {
-      slow.push(await trickled(s.port, { "transfer-encoding": "chunked" }, chunk(100 * KIB), chunk(1)));
-      slow.push(await trickled(s.port, { "content-length": String(512 * KIB) }, "{", " "));
+      slow.push(await trickled(s.port, { "transfer-encoding": "chunked" }, chunk(1100 * KIB), chunk(1)));
+      slow.push(await trickled(s.port, { "content-length": String(2048 * KIB) }, "{", " "));
     }
     for (let i = 0; i < 8; i++) {
       slow.push(await trickled(s.port, { "transfer-encoding": "chunked" }, chunk(1), chunk(1)));
@@ -202,8 +203,12 @@ async function unasked(s: Served, request: string, plain = false): Promise<{ tex
 Deno.test("a body the app does not ask for stays in the caller's kernel, never read", async (t) => {
   // Deno's TLS socket reads on while its request is paused: before, a review refused unread had 2 MB of its body
   // read by the time it was answered, and a request paused for good took in 200 MB.
-  const s = await served({ limits: { bodyMs: 5000 }, app: { bodyReadSeconds: { hooks: 5, webhooks: 5 } } });
-  const lane = await trickled(s.port, { "transfer-encoding": "chunked" }, chunk(100 * KIB), chunk(1));
+  const s = await served({
+    limits: { bodyMs: 5000 },
+    app: { webhookBodyLimitBytes: 7 * 1024 * KIB, bodyReadSeconds: { hooks: 5, webhooks: 5 } },
+  });
+  const lane = await trickled(s.port, { "transfer-encoding": "chunked" }, chunk(1100 * KIB), chunk(1));
+  await sleep(300); // its 1.1 MiB read (the listener counts every byte it reads) before the cases count theirs
   try {
     const cases: [string, string, RegExp][] = [
       [
@@ -213,7 +218,7 @@ Deno.test("a body the app does not ask for stays in the caller's kernel, never r
       ],
       [
         "a large review while the large lane is held",
-        head(ROUTE, { "content-length": String(512 * KIB) }),
+        head(ROUTE, { "content-length": String(2048 * KIB) }),
         /429/,
       ],
       [

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { HOOK_ROUTES } from "../../hooks/mod.ts";
 import { createApp, type Peer } from "../../lib/http/mod.ts";
 import { DEFAULT_HOOK_CONFIG } from "../../lib/hook_context/mod.ts";
+import { fetchOnce, served } from "./listener_helpers.ts";
 
 const review = JSON.stringify({
   apiVersion: "admission.k8s.io/v1",
@@ -146,14 +147,16 @@ Deno.test("hooks: only Metacontroller's certificate when its names are configure
 
 Deno.test("/metrics: only who the API server says may get it, when metricsAuth is set; probes stay open", async () => {
   const asked: (string | undefined)[] = [];
+  const sources: (string | undefined)[] = [];
   const { app } = createApp({
     bodyLimitBytes: 1 << 20,
     clockOverride: false,
     hookConfig: DEFAULT_HOOK_CONFIG,
     routes: HOOK_ROUTES,
     metricsAuth: {
-      check: (authorization, path) => {
+      check: (authorization, path, source) => {
         asked.push(authorization);
+        sources.push(source);
         assert.equal(path, "/metrics");
         return Promise.resolve(
           authorization === "Bearer prometheus"
@@ -178,4 +181,28 @@ Deno.test("/metrics: only who the API server says may get it, when metricsAuth i
   assert.equal((await app.request("/readyz")).status, 200);
   assert.equal((await app.request("/healthz")).status, 200);
   assert.deepEqual(asked, [undefined, "Bearer other", "Bearer prometheus"]);
+  // The caller's address, as the listener hands it, reaches the check (its per-address bound).
+  await app.request("/metrics", { headers: { authorization: "Bearer prometheus" } }, { source: "10.1.2.3" });
+  assert.deepEqual(sources, [undefined, undefined, undefined, "10.1.2.3"]);
+});
+
+Deno.test("/metrics through the listener: the check learns the caller's address", async () => {
+  const sources: (string | undefined)[] = [];
+  const s = await served({
+    plain: true,
+    app: {
+      metricsAuth: {
+        check: (_authorization, _path, source) => {
+          sources.push(source);
+          return Promise.resolve({ status: 401 as const, reason: "no bearer token" });
+        },
+      },
+    },
+  });
+  try {
+    assert.equal((await fetchOnce(s.port, "/metrics", undefined, { plain: true })).status, 401);
+    assert.deepEqual(sources, ["127.0.0.1"]);
+  } finally {
+    await s.stop();
+  }
 });

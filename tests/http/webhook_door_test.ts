@@ -143,11 +143,11 @@ Deno.test("the webhook door: reviews decided at once, and large ones in a lane o
     let hold!: ReadableStreamDefaultController<Uint8Array>;
     const first = a.request("/webhooks/validate/providerconfig", {
       method: "POST",
-      headers: { "content-type": "application/json", "content-length": String(MIB) },
+      headers: { "content-type": "application/json", "content-length": String(2 * MIB) },
       body: new ReadableStream<Uint8Array>({ start: (c) => void (hold = c) }),
     });
     await new Promise((r) => setTimeout(r, 10));
-    const large = await post(a, paddedReview(100_000));
+    const large = await post(a, paddedReview(400_000));
     assert.equal(large.status, 429);
     assert.match((await large.json()).error, /^busy: 1 large admission reviews in progress/);
     assert.equal((await post(a, review)).status, 200, "a small review still gets in");
@@ -180,7 +180,7 @@ Deno.test("a body that trickles in is cut at its time, and its place at the door
 });
 
 Deno.test("large reviews take at most their share of the main thread's time", async (t) => {
-  const large = paddedReview(100_000);
+  const large = paddedReview(400_000);
   await t.step("one that took 15 ms closes the lane for 1.5 s; small reviews pass meanwhile", async () => {
     let now = 0;
     const a = app({ webhookConcurrency: 64, webhookQueueBytes: 64 * MIB, webhookClockMs: () => (now += 15) });
@@ -190,7 +190,8 @@ Deno.test("large reviews take at most their share of the main thread's time", as
     assert.equal(next.headers.get("retry-after"), "2");
     assert.deepEqual(await next.json(), {
       error:
-        "busy: large admission reviews (over 65536 bytes) may take 1% of the main thread's time and the last " +
+        "busy: large admission reviews (over 1048576 bytes, or 12 MiB to parse) may take 1% of the main thread's " +
+        "time and the last " +
         "took 15 ms; retry in 2s",
     });
     assert.equal((await post(a, review)).status, 200, "a small review is not held");
