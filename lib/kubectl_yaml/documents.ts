@@ -188,8 +188,13 @@ function jsonStream(text: string, budget: DecodeBudget): StreamDocument[] {
     } catch (err) {
       // kubectl before 1.33 reads a stream that starts with `{` as JSON only; later ones try YAML when its first
       // value is not JSON. The plan reads it as the older ones do: such a file is not read everywhere.
-      // V8's words quote the text around the error: only a short escaped excerpt of it is kept.
-      const message = `error parsing JSON: ${snippet(err instanceof Error ? err.message : String(err), 60)}`;
+      // V8's words quote the text around the error (`Unexpected token 'x', "..." is not valid JSON`), which may be
+      // a Secret's: the quote is left out, and the rest kept short and escaped.
+      const words = (err instanceof Error ? err.message : String(err)).replace(
+        /, ".*" is not valid JSON$/s,
+        "",
+      );
+      const message = `error parsing JSON: ${snippet(words, 100)}`;
       out.push({ index, firstLine: lineAt(text, at), error: { line: lineAt(text, at), message } });
       return out;
     }

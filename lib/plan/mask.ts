@@ -17,11 +17,13 @@ const MIN_REDACTED = 6;
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
-/** Whether an object is a core Secret (whatever its version is written as, kubectl's `v1`). */
+/**
+ * Whether an object may be a Secret: of kind `Secret` in any case and any `apiVersion`, so that one refused for
+ * its version or its kind's spelling (`V1`, `secret`) is masked too; masking more than the core kind costs nothing.
+ */
 export function isSecret(o: unknown): o is Obj {
   const v = o as Obj | null;
-  return !!v && typeof v === "object" && v.kind === "Secret" &&
-    (v.apiVersion === "v1" || v.apiVersion === "/v1");
+  return !!v && typeof v === "object" && typeof v.kind === "string" && v.kind.toLowerCase() === "secret";
 }
 
 const masked = (values: unknown) =>

@@ -24,6 +24,11 @@ const secretCase = fc.record({
   liveData: values,
   notBase64: fc.option(token.map((t) => `${t}!`), { nil: undefined }),
   annotated: fc.boolean(),
+  // As written: a Secret refused for its version or its kind's spelling is printed as written, masked all the same.
+  type: fc.constantFrom(["v1", "Secret"], ["v1", "Secret"], ["V1", "Secret"], ["v1", "secret"], [
+    "v2",
+    "Secret",
+  ]),
 });
 
 type SecretCase = typeof secretCase extends fc.Arbitrary<infer T> ? T : never;
@@ -34,8 +39,8 @@ function secret(c: SecretCase, data: Record<string, string>, stringData?: Record
   const encoded = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)]));
   if (c.notBase64) encoded["raw"] = c.notBase64;
   const o: Obj = {
-    apiVersion: "v1",
-    kind: "Secret",
+    apiVersion: c.type[0]!,
+    kind: c.type[1]!,
     metadata: { name: c.name, namespace: c.namespace },
     data: encoded,
     ...(stringData && Object.keys(stringData).length ? { stringData } : {}),
