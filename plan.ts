@@ -10,6 +10,8 @@
  */
 import { HOOK_ROUTES } from "./hooks/mod.ts";
 import { GROUP } from "./lib/butler/mod.ts";
+import { DecodeBudget } from "./lib/kubectl_yaml/mod.ts";
+import { escapeControl } from "./lib/safe_text/mod.ts";
 import { formatTime, parseTime } from "./lib/time/mod.ts";
 import {
   EXIT,
@@ -18,10 +20,10 @@ import {
   groupOf,
   invalidMessage,
   type InvalidStatus,
-  manifestFiles,
   type Obj,
   type Outcome,
   parseManifests,
+  readInputFiles,
   readInstall,
   type Refusal,
   renderDiff,
@@ -77,7 +79,7 @@ function usage(message: string): never {
 
 /** An input error: said alone (the usage is not the problem), exit 2. */
 function inputError(message: string): never {
-  console.error(`plan: ${message}`);
+  console.error(`plan: ${message.split("\n").map(escapeControl).join("\n")}`);
   Deno.exit(EXIT.unreadable);
 }
 
@@ -122,24 +124,30 @@ function parseArgs(argv: readonly string[]): Args {
   return args;
 }
 
-/** The objects of the files below `paths`, and the documents kubectl could not read. */
+/** What one run reads and decodes, over its inputs and `--live`: bounded as a whole. */
+const spent = { bytes: 0 };
+const budget = new DecodeBudget();
+
+/** The objects of the files below `paths`, and the documents (and files) kubectl could not read. */
 async function read(
   paths: readonly string[],
 ): Promise<{ objects: SourcedObject[]; unreadable: Unreadable[] }> {
   const objects: SourcedObject[] = [];
   const unreadable: Unreadable[] = [];
   for (const path of paths) {
-    let files: string[];
+    let files;
     try {
-      files = manifestFiles(path);
+      files = await readInputFiles([path], spent);
     } catch (err) {
       inputError(`cannot read ${path}: ${err instanceof Error ? err.message : err}`);
     }
     for (const file of files) {
-      const text = file === "-"
-        ? await new Response(Deno.stdin.readable).text()
-        : Deno.readTextFileSync(file);
-      const parsed = parseManifests(text, file === "-" ? "(stdin)" : file);
+      const source = file.path === "-" ? "(stdin)" : file.path;
+      if (file.text === undefined) {
+        unreadable.push({ source, line: 0, message: file.problem ?? "not read" });
+        continue;
+      }
+      const parsed = parseManifests(file.text, source, budget);
       objects.push(...parsed.objects);
       unreadable.push(...parsed.unreadable);
     }
@@ -237,7 +245,8 @@ const liveInput = await read(args.live);
 if (liveInput.unreadable.length) {
   inputError(
     `unreadable --live documents:\n  ${
-      liveInput.unreadable.map((u) => `${u.source}, line ${u.line}: ${u.message}`).join("\n  ")
+      liveInput.unreadable.map((u) => `${u.source}${u.line ? `, line ${u.line}` : ""}: ${u.message}`)
+        .join("\n  ")
     }`,
   );
 }
@@ -265,10 +274,10 @@ const notes = [
       ? "Core and RBAC kinds: schemas not checked (kubectl-validate not found; optional)."
       : "Second opinion (kubectl-validate): not run (no object of the core, RBAC or Butler's kinds)."
     : disagreements.length
-    ? `Second opinion (kubectl-validate): disagrees on ${disagreements.length} object(s):\n  ${
-      disagreements.join("\n  ")
-    }`
+    ? `Second opinion (kubectl-validate): disagrees on ${disagreements.length} object(s):`
     : "Second opinion (kubectl-validate): agrees; core and RBAC kinds checked by it.",
+  // One line each: the text output escapes every line, so a line break in a tenant's string stays in its line.
+  ...disagreements.map((d) => `  ${d}`),
 ];
 if (args.output === "text") console.log(renderText(result, notes).trimEnd());
 else console.log(renderObjects(result, args.output).trimEnd());

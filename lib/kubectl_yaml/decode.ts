@@ -8,21 +8,64 @@
  */
 import type { Alias, Document, Node, Scalar, YAMLMap, YAMLSeq } from "yaml";
 import { isAlias, isMap, isScalar, isSeq } from "yaml";
+import { snippet } from "../safe_text/mod.ts";
+import { anchorTargets } from "./anchors.ts";
 import { type Resolved, resolvePlain } from "./resolve.ts";
 
 /** A document kubectl cannot turn into JSON: why. */
 export class Unconvertible extends Error {}
 
-/** Nodes decoded before a document is refused as a billion-laughs bomb. */
-const MAX_NODES = 1_000_000;
+/** Nodes (values, map entries, merges) decoded before a document is refused as a billion-laughs bomb. */
+export const MAX_NODES = 1_000_000;
+
+/**
+ * What a whole run may decode, over all its documents: nodes (values, map entries and merged maps, each alias
+ * expansion counted again) and characters of scalars. Shared by the documents of a run, so that many documents,
+ * each under {@linkcode MAX_NODES}, cannot add up to an unbounded run.
+ */
+export class DecodeBudget {
+  /** Nodes decoded so far. */
+  nodes = 0;
+  /** Characters of scalars decoded so far. */
+  chars = 0;
+  constructor(readonly maxNodes = 2 * MAX_NODES, readonly maxChars = 64 * 1024 * 1024) {}
+}
 
 const STR = "tag:yaml.org,2002:str";
 const MERGE = "tag:yaml.org,2002:merge";
 
 interface Context {
-  readonly doc: Document;
+  readonly targets: Map<Alias, Node>;
   nodes: number;
-  readonly expanding: Set<Alias>;
+  readonly budget: DecodeBudget;
+  /** Maps and lists being decoded: one reached again through an alias contains itself. */
+  readonly expanding: Set<unknown>;
+}
+
+/** Counts one decoded node (and `chars` characters) against the document's and the run's bounds. */
+function spend(ctx: Context, chars = 0): void {
+  const b = ctx.budget;
+  if (++ctx.nodes > MAX_NODES) throw new Unconvertible("document contains excessive aliasing");
+  b.chars += chars;
+  if (++b.nodes > b.maxNodes || b.chars > b.maxChars) {
+    throw new Unconvertible(
+      `plan's bound of ${b.maxNodes} decoded YAML nodes or ${b.maxChars} characters per run is spent`,
+    );
+  }
+}
+
+/** Runs `f` on a map or list, refusing one that is reached again while it is decoded. */
+function within<T>(ctx: Context, node: Node, f: () => T): T {
+  if (ctx.expanding.has(node)) {
+    const anchor = (node as { anchor?: string }).anchor;
+    throw new Unconvertible(`anchor '${snippet(anchor ?? "")}' value contains itself`);
+  }
+  ctx.expanding.add(node);
+  try {
+    return f();
+  } finally {
+    ctx.expanding.delete(node);
+  }
 }
 
 /** A decoded map key: its Go type matters for the string it becomes. */
@@ -44,7 +87,7 @@ function scalarOf(node: Scalar): Resolved {
   const check = wanted[tag];
   if (!check) return { value: text };
   if (!check(resolved)) {
-    throw new Unconvertible(`cannot decode ${JSON.stringify(text)} as a ${tag.slice(18)}`);
+    throw new Unconvertible(`cannot decode "${snippet(text)}" as a ${tag.slice(18)}`);
   }
   return tag === "tag:yaml.org,2002:float" ? { value: resolved.value, float: true } : resolved;
 }
@@ -55,8 +98,8 @@ function isMergeKey(key: unknown): boolean {
 
 function target(ctx: Context, node: unknown): unknown {
   if (!isAlias(node)) return node;
-  const found = node.resolve(ctx.doc);
-  if (!found) throw new Unconvertible(`unknown anchor '${node.source}' referenced`);
+  const found = ctx.targets.get(node);
+  if (!found) throw new Unconvertible(`unknown anchor '${snippet(node.source)}' referenced`);
   return found;
 }
 
@@ -70,6 +113,7 @@ function setEntry(out: Entries, key: Key, value: unknown): void {
 }
 
 function mergeInto(ctx: Context, node: unknown, out: Entries): void {
+  spend(ctx);
   const value = target(ctx, node);
   if (isMap(value)) return mapInto(ctx, value, out);
   if (isSeq(value)) {
@@ -84,7 +128,12 @@ function mergeInto(ctx: Context, node: unknown, out: Entries): void {
 }
 
 function mapInto(ctx: Context, node: YAMLMap, out: Entries): void {
+  within(ctx, node, () => pairsInto(ctx, node, out));
+}
+
+function pairsInto(ctx: Context, node: YAMLMap, out: Entries): void {
   for (const pair of node.items) {
+    spend(ctx);
     if (isMergeKey(pair.key)) {
       mergeInto(ctx, pair.value, out);
       continue;
@@ -124,18 +173,10 @@ function keyString(key: Key): string {
 }
 
 function decodeNode(ctx: Context, node: unknown): unknown {
-  if (++ctx.nodes > MAX_NODES) throw new Unconvertible("document contains excessive aliasing");
-  if (node === null || node === undefined) return null;
-  if (isAlias(node)) {
-    if (ctx.expanding.has(node)) throw new Unconvertible(`anchor '${node.source}' value contains itself`);
-    ctx.expanding.add(node);
-    try {
-      return decodeNode(ctx, target(ctx, node));
-    } finally {
-      ctx.expanding.delete(node);
-    }
-  }
+  if (node === null || node === undefined) return spend(ctx), null;
+  if (isAlias(node)) return spend(ctx), decodeNode(ctx, target(ctx, node));
   if (isScalar(node)) {
+    spend(ctx, String(node.source ?? node.value ?? "").length);
     const v = scalarOf(node).value;
     if (typeof v === "number" && !Number.isFinite(v)) {
       throw new Unconvertible(
@@ -144,7 +185,10 @@ function decodeNode(ctx: Context, node: unknown): unknown {
     }
     return v;
   }
-  if (isSeq(node)) return (node as YAMLSeq).items.map((item) => decodeNode(ctx, item));
+  spend(ctx);
+  if (isSeq(node)) {
+    return within(ctx, node as Node, () => (node as YAMLSeq).items.map((item) => decodeNode(ctx, item)));
+  }
   if (isMap(node)) {
     const entries: Entries = new Map();
     mapInto(ctx, node as YAMLMap, entries);
@@ -161,13 +205,15 @@ function decodeNode(ctx: Context, node: unknown): unknown {
 
 /**
  * The JSON value of a document parsed with the failsafe schema and without merge keys (so that this module
- * resolves both), as kubectl reads it; throws {@linkcode Unconvertible} when kubectl could not convert it.
+ * resolves both), as kubectl reads it; throws {@linkcode Unconvertible} when kubectl could not convert it, or when
+ * the run's `budget` is spent.
  *
  * @example
  * ```ts
  * decodeDocument(parseDocument("a: yes\nb: 0x10\n", { schema: "failsafe" })); // { a: true, b: 16 }
  * ```
  */
-export function decodeDocument(doc: Document): unknown {
-  return decodeNode({ doc, nodes: 0, expanding: new Set() }, doc.contents as Node | null);
+export function decodeDocument(doc: Document, budget: DecodeBudget = new DecodeBudget()): unknown {
+  const ctx: Context = { targets: anchorTargets(doc), nodes: 0, budget, expanding: new Set() };
+  return decodeNode(ctx, doc.contents as Node | null);
 }

@@ -7,7 +7,8 @@
  * @module
  */
 import { type Document, LineCounter, parseDocument, type YAMLError } from "yaml";
-import { decodeDocument, Unconvertible } from "./decode.ts";
+import { snippet } from "../safe_text/mod.ts";
+import { DecodeBudget, decodeDocument, Unconvertible } from "./decode.ts";
 
 /** One document of a stream: its 1-based number and first line, and its JSON value or why it cannot be read. */
 export interface StreamDocument {
@@ -86,11 +87,11 @@ function closing(text: string, from: number, quote: string): number {
 
 /** A parser message without its own position and excerpt (the caller states the line). */
 function parserWords(message: string): string {
-  return message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+  return snippet(message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, ""), 120);
 }
 
 /** Parses and converts one document's text, which starts at stream line `firstLine`. */
-function documentOf(text: string, index: number, firstLine: number): StreamDocument {
+function documentOf(text: string, index: number, firstLine: number, budget: DecodeBudget): StreamDocument {
   const lines = new LineCounter();
   const doc = parseDocument(text, {
     schema: "failsafe",
@@ -104,12 +105,35 @@ function documentOf(text: string, index: number, firstLine: number): StreamDocum
     return { index, firstLine, error: { line, message: parserWords(e.message) } };
   }
   try {
-    return { index, firstLine, value: decodeDocument(doc), doc, lines };
+    return { index, firstLine, value: decodeDocument(doc, budget), doc, lines };
   } catch (err) {
-    if (!(err instanceof Unconvertible)) throw err;
     const start = doc.contents?.range?.[0];
     const line = firstLine + (start === undefined ? 0 : lines.linePos(start).line - 1);
-    return { index, firstLine, error: { line, message: `error converting YAML to JSON: ${err.message}` } };
+    return { index, firstLine, error: { line, message: unconvertibleWords(err) } };
+  }
+}
+
+/**
+ * Why a document cannot be converted. Anything but {@linkcode Unconvertible} is a limit of this process (a
+ * document nested deeper than the call stack): reported for that document alone, so the rest are still read.
+ */
+function unconvertibleWords(err: unknown): string {
+  if (err instanceof Unconvertible) return `error converting YAML to JSON: ${err.message}`;
+  if (err instanceof RangeError) return "error converting YAML to JSON: document nested too deeply";
+  return `error converting YAML to JSON: ${err instanceof Error ? err.name : "an internal error"}`;
+}
+
+/** Parses one document, turning a failure of the parser itself (a stack overflow) into an unreadable document. */
+function guardedDocumentOf(
+  text: string,
+  index: number,
+  firstLine: number,
+  budget: DecodeBudget,
+): StreamDocument {
+  try {
+    return documentOf(text, index, firstLine, budget);
+  } catch (err) {
+    return { index, firstLine, error: { line: firstLine, message: unconvertibleWords(err) } };
   }
 }
 
@@ -132,11 +156,27 @@ function jsonValueEnd(text: string, from: number): number {
   return -1;
 }
 
-const lineAt = (text: string, offset: number) => text.slice(0, offset).split("\n").length;
+/** The 1-based line of an offset of `text`, by binary search over the offsets where lines start. */
+function lineFinder(text: string): (offset: number) => number {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  return (offset) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  };
+}
 
 /** A JSON stream's values: JSON values one after another, the first that is not JSON unreadable. */
-function jsonStream(text: string): StreamDocument[] {
+function jsonStream(text: string, budget: DecodeBudget): StreamDocument[] {
   const out: StreamDocument[] = [];
+  const lineAt = (_: string, offset: number) => line(offset);
+  const line = lineFinder(text);
   let at = text.search(/\S/);
   while (at >= 0 && at < text.length) {
     const end = text[at] === "{" ? jsonValueEnd(text, at) : -1;
@@ -148,11 +188,17 @@ function jsonStream(text: string): StreamDocument[] {
     } catch (err) {
       // kubectl before 1.33 reads a stream that starts with `{` as JSON only; later ones try YAML when its first
       // value is not JSON. The plan reads it as the older ones do: such a file is not read everywhere.
-      const message = `error parsing JSON: ${err instanceof Error ? err.message : String(err)}`;
+      // V8's words quote the text around the error (`Unexpected token 'x', "..." is not valid JSON`), which may be
+      // a Secret's: the quote is left out, and the rest kept short and escaped.
+      const words = (err instanceof Error ? err.message : String(err)).replace(
+        /, ".*" is not valid JSON$/s,
+        "",
+      );
+      const message = `error parsing JSON: ${snippet(words, 100)}`;
       out.push({ index, firstLine: lineAt(text, at), error: { line: lineAt(text, at), message } });
       return out;
     }
-    const parsed = documentOf(text.slice(at, end), index, lineAt(text, at));
+    const parsed = guardedDocumentOf(text.slice(at, end), index, lineAt(text, at), budget);
     out.push({ ...parsed, value });
     const next = text.slice(end).search(/\S/);
     at = next < 0 ? -1 : end + next;
@@ -161,15 +207,16 @@ function jsonStream(text: string): StreamDocument[] {
 }
 
 /**
- * The documents of a manifest stream, as kubectl reads them.
+ * The documents of a manifest stream, as kubectl reads them; `budget` bounds what a run decodes over all its
+ * streams.
  *
  * @example
  * ```ts
  * readStream("a: yes\n---\nb: 1\n").map((d) => d.value); // [{ a: true }, { b: 1 }]
  * ```
  */
-export function readStream(text: string): StreamDocument[] {
-  if (/^\s*\{/.test(text)) return jsonStream(text);
+export function readStream(text: string, budget: DecodeBudget = new DecodeBudget()): StreamDocument[] {
+  if (/^\s*\{/.test(text)) return jsonStream(text, budget);
   const out: StreamDocument[] = [];
   const lines = text.split(/(?<=\n)/);
   let chunk = "";
@@ -181,7 +228,7 @@ export function readStream(text: string): StreamDocument[] {
       out.push(
         blank(chunk)
           ? { index: out.length + 1, firstLine, value: null }
-          : documentOf(chunk, out.length + 1, firstLine),
+          : guardedDocumentOf(chunk, out.length + 1, firstLine, budget),
       );
     }
     chunk = "";
@@ -198,7 +245,7 @@ export function readStream(text: string): StreamDocument[] {
       out.push({
         index: out.length + 1,
         firstLine: i + 1,
-        error: { line: i + 1, message: `invalid Yaml document separator: ${rest}` },
+        error: { line: i + 1, message: `invalid Yaml document separator: ${snippet(rest)}` },
       });
       return;
     }

@@ -88,6 +88,24 @@ export function refusedField(message: string): string {
     /\b((?:spec|metadata)(?:\.[A-Za-z_][\w-]*|\[[^\]]*\])+)/.exec(message)?.[1] ?? "";
 }
 
+/** The largest request body the API server reads (`--max-request-bytes` default, 3 MiB). */
+export const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
+/** The largest value etcd stores (its default `--max-request-bytes`, 1.5 MiB): a larger object is refused. */
+export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
+
+/** The API server's (or etcd's) refusal of an object too large to send or store, in their words. */
+export function sizeRefusal(object: Obj): Refusal | undefined {
+  const json = JSON.stringify(object);
+  // UTF-8 is at most 3 bytes a UTF-16 unit: only a string that might be too large is encoded.
+  const bytes = json.length * 3 <= MAX_OBJECT_BYTES ? json.length : new TextEncoder().encode(json).length;
+  if (bytes > MAX_REQUEST_BYTES) {
+    return { by: "API server", message: `Request entity too large: limit is ${MAX_REQUEST_BYTES}` };
+  }
+  return bytes > MAX_OBJECT_BYTES
+    ? { by: "API server", message: "etcdserver: request is too large" }
+    : undefined;
+}
+
 /** A refusal, pointing at the line of `field` (or the object's first line). */
 function refused(item: Item, named: Omit<Outcome, "action">, refusal: Refusal, field?: string): Outcome {
   const line = item.lineOf?.(field ?? refusedField(refusal.causes?.[0] ?? refusal.message)) ??
@@ -196,6 +214,8 @@ export function validationVerdict(judges: Judges, next: Obj, existing?: Obj): Sc
 export async function applyOne(ctx: ApplyContext, item: Item): Promise<Outcome | { waiting: Obj }> {
   const { store } = ctx;
   const base = { source: item.source, id: objectId(item.object), name: describe(item.object) };
+  const tooLarge = sizeRefusal(item.object);
+  if (tooLarge) return refused(item, base, tooLarge, "");
   const read = kubectlVerdict(ctx.catalog, item.object);
   if ("refused" in read) {
     const outcome = refused(item, base, read.refused, read.field);

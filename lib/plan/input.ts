@@ -1,5 +1,5 @@
 import type { Document, LineCounter } from "yaml";
-import { readStream, type StreamDocument } from "../kubectl_yaml/mod.ts";
+import { DecodeBudget, readStream, type StreamDocument } from "../kubectl_yaml/mod.ts";
 import type { Obj } from "./store.ts";
 
 /** One object of the input, with where it came from (`file` and 1-based document number). */
@@ -64,13 +64,22 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
  * `generateName`); `undefined` for an object it takes.
  */
 function notAnObject(v: unknown): string | undefined {
-  if (!isRecord(v)) return `not an object: ${JSON.stringify(v).slice(0, 80)}`;
+  // The value itself is not quoted: a file that is no manifest (a credential) must not reach the log.
+  if (!isRecord(v)) return `not an object: ${Array.isArray(v) ? "a list" : `a ${typeof v}`}`;
   if (typeof v.kind !== "string" || !v.kind) return "Object 'Kind' is missing";
   if (typeof v.apiVersion !== "string" || !v.apiVersion) return "Object 'apiVersion' is missing";
   if (v.metadata !== undefined && v.metadata !== null && !isRecord(v.metadata)) {
     return "metadata: not an object";
   }
   return undefined;
+}
+
+/**
+ * An object whose `metadata` is absent or null as the API server decodes it: with empty metadata (which its
+ * validation then refuses for the missing name, in its words).
+ */
+function withMetadata(o: Obj): Obj {
+  return o.metadata === undefined || o.metadata === null ? { ...o, metadata: {} as Obj["metadata"] } : o;
 }
 
 /**
@@ -102,10 +111,11 @@ function listItems(list: Record<string, unknown>): unknown[] | string {
 export function parseManifests(
   text: string,
   file: string,
+  budget: DecodeBudget = new DecodeBudget(),
 ): { objects: SourcedObject[]; unreadable: Unreadable[]; errors: string[] } {
   const objects: SourcedObject[] = [];
   const unreadable: Unreadable[] = [];
-  for (const d of readStream(text)) {
+  for (const d of readStream(text, budget)) {
     const source = `${file}#${d.index}`;
     if (d.error) {
       unreadable.push({ source, line: d.error.line, message: d.error.message });
@@ -124,7 +134,7 @@ export function parseManifests(
       const lineOf = fileLocator(d, isList ? ["items", j] : []);
       const why = notAnObject(item);
       if (why) unreadable.push({ source: at, line: lineOf("") ?? d.firstLine, message: why });
-      else objects.push({ object: item as Obj, source: at, lineOf });
+      else objects.push({ object: withMetadata(item as Obj), source: at, lineOf });
     });
   }
   return {

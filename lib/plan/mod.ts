@@ -17,3 +17,4 @@ export * from "./files.ts";
 export * from "./verdict.ts";
 export * from "./apply.ts";
 export * from "./kinds.ts";
+export * from "./mask.ts";

@@ -2,7 +2,7 @@ import { DEFAULT_HOOK_CONFIG } from "../hook_context/mod.ts";
 import { createApp, type RouteRegistrar } from "../http/mod.ts";
 import { type Refusal, webhookSpecs } from "./admission.ts";
 import { storeClient } from "./api.ts";
-import { type ApplyContext, applyOne, namespaceNotFound, type Outcome } from "./apply.ts";
+import { type ApplyContext, applyOne, namespaceNotFound, type Outcome, sizeRefusal } from "./apply.ts";
 import { controllerSpecs, type HookCall, type NamedRead, reconcile } from "./metacontroller.ts";
 import type { SourcedObject, Unreadable } from "./input.ts";
 import { KindCatalog } from "./kinds.ts";
@@ -165,7 +165,9 @@ export async function runPlan(options: PlanOptions): Promise<PlanResult> {
 function withInput(outcome: Outcome, written: SourcedObject): Outcome {
   if (outcome.action !== "refused") return outcome;
   const at = written.lineOf?.("");
-  return { ...outcome, input: written.object, ...(at ? { at } : {}) };
+  // An object refused for its size is not repeated in the output (it is the size that is wrong with it).
+  const input = sizeRefusal(written.object) ? undefined : written.object;
+  return { ...outcome, ...(input ? { input } : {}), ...(at ? { at } : {}) };
 }
 
 /** The namespaces every cluster has, and the install's, stored unless present; returns the ids added. */

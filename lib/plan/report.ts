@@ -1,8 +1,34 @@
-import { stringify } from "yaml";
+import { Document, Scalar, visit } from "yaml";
 import type { Outcome } from "./apply.ts";
 import type { PlanResult } from "./plan.ts";
+import { escapeQuoted, needsQuoting, safeLine } from "../safe_text/mod.ts";
+import { maskSecret, maskSecretPair, type Redact, redactDeep, redactor } from "./mask.ts";
 import { canonical, describe, type Obj, objectId } from "./store.ts";
 import { exitCode, resultLine, verdictOf } from "./verdict.ts";
+
+/** Field errors of one refusal printed before the rest are counted (a refusal can list thousands). */
+export const MAX_CAUSES = 20;
+
+/** A refusal's message with at most {@linkcode MAX_CAUSES} of its causes (and how many more there are). */
+function boundedMessage(
+  message: string | undefined,
+  causes: readonly string[] | undefined,
+): string | undefined {
+  if (message === undefined || !causes || causes.length <= MAX_CAUSES) return message;
+  const head = message.slice(0, message.length - causes.join("; ").length);
+  return `${head}${boundedCauses(causes).join("; ")}`;
+}
+
+/** Every Secret value the plan holds (the input, --live, the result), to redact from what it prints. */
+function secretsOf(result: PlanResult): Redact {
+  return redactor([...result.live, ...result.objects, ...result.outcomes.map((o) => o.input)]);
+}
+
+/** The causes printed of a refusal: the first {@linkcode MAX_CAUSES}, then how many more there are. */
+export function boundedCauses(causes: readonly string[]): string[] {
+  if (causes.length <= MAX_CAUSES) return [...causes];
+  return [...causes.slice(0, MAX_CAUSES), `... and ${causes.length - MAX_CAUSES} more`];
+}
 
 const MARK: Record<Outcome["action"], string> = {
   create: "+",
@@ -106,7 +132,10 @@ export function renderText(result: PlanResult, notes: readonly string[] = []): s
       // Several field errors: one per line, as kubectl prints them.
       const head = refusal.message.slice(0, refusal.message.length - refusal.causes.join("; ").length)
         .trimEnd();
-      lines.push(`      refused by ${refusal.by}: ${head}`, ...refusal.causes.map((c) => `        * ${c}`));
+      lines.push(
+        `      refused by ${refusal.by}: ${head}`,
+        ...boundedCauses(refusal.causes).map((c) => `        * ${c}`),
+      );
     } else if (outcome.action === "unreadable" && refusal) {
       lines.push(`      unreadable: ${refusal.message}`);
     } else if (refusal) {
@@ -150,14 +179,29 @@ export function renderText(result: PlanResult, notes: readonly string[] = []): s
     );
   }
   lines.push("", resultLine(verdict));
-  return lines.join("\n") + "\n";
+  // Every line holds strings a repository wrote (kinds, names, files, messages quoting them): escaped, and no
+  // Secret value.
+  const redact = secretsOf(result);
+  return lines.map((l) => safeLine(redact(l))).join("\n") + "\n";
 }
 
 /**
- * The resulting objects as a `v1` List, in YAML or JSON, and beside them (`refused`, always there) each refused
- * input: where it is (`source`, and `line`: the refused field's, else where the object starts), who refused it
- * (`by`), the words (`message`, and `causes` when there are several), and the object as written. `items` alone
- * is what a later `--live` reads back.
+ * The objects the plan touches: those of the input, and those it creates or changes (children, status); a live
+ * object the input does not name and the plan leaves as it was is not printed.
+ */
+function touched(result: PlanResult): Obj[] {
+  const named = new Set(result.outcomes.map((o) => o.id));
+  const before = new Map(result.live.map((o) => [objectId(o), canonical(o)]));
+  return result.objects.filter((o) => named.has(objectId(o)) || before.get(objectId(o)) !== canonical(o));
+}
+
+/**
+ * The resulting objects the input touches as a `v1` List, in YAML or JSON, and beside them (`refused`, always
+ * there) each refused input: where it is (`source`, and `line`: the refused field's, else where the object
+ * starts), who refused it (`by`), the words (`message`, and `causes` when there are several, at most
+ * {@linkcode MAX_CAUSES} and a count of the rest), and the object as written. A Secret's `data` and `stringData`
+ * values are `***` everywhere, and every other string has them replaced too; live objects the plan leaves
+ * untouched are left out, so a later `--live` reads back `items` beside the earlier `--live` files.
  */
 export function renderObjects(result: PlanResult, format: "yaml" | "json"): string {
   const refused = result.outcomes.filter((o) => o.action === "refused").map((o) => ({
@@ -165,12 +209,30 @@ export function renderObjects(result: PlanResult, format: "yaml" | "json"): stri
     ...(o.line ?? o.at ? { line: o.line ?? o.at } : {}),
     name: o.name,
     by: o.refusal?.by,
-    message: o.refusal?.message,
-    ...(o.refusal?.causes ? { causes: o.refusal.causes } : {}),
-    object: o.input,
+    message: boundedMessage(o.refusal?.message, o.refusal?.causes),
+    ...(o.refusal?.causes ? { causes: boundedCauses(o.refusal.causes) } : {}),
+    object: maskSecret(o.input),
   }));
-  const list = { apiVersion: "v1", kind: "List", items: result.objects, refused };
-  return format === "json" ? JSON.stringify(list, null, 2) + "\n" : stringify(list, { lineWidth: 0 });
+  const list = redactDeep(
+    { apiVersion: "v1", kind: "List", items: touched(result).map(maskSecret), refused },
+    secretsOf(result),
+  );
+  return escapeQuoted(format === "json" ? JSON.stringify(list, null, 2) + "\n" : safeYaml(list));
+}
+
+/**
+ * YAML of a value whose strings a repository wrote: no block scalars (a line of one could start with `::error`),
+ * and a string with a character a terminal acts on, or that starts like a runner command, double-quoted (where
+ * {@linkcode escapeQuoted} can escape what is left raw).
+ */
+function safeYaml(value: unknown): string {
+  const doc = new Document(value);
+  visit(doc, {
+    Scalar(_, node) {
+      if (typeof node.value === "string" && needsQuoting(node.value)) node.type = Scalar.QUOTE_DOUBLE;
+    },
+  });
+  return doc.toString({ lineWidth: 0, blockQuote: false, doubleQuotedAsJSON: true });
 }
 
 /** Server bookkeeping left out of a diff. */
@@ -193,9 +255,15 @@ function leaves(value: unknown, path: string, out: Map<string, string>): void {
 
 /**
  * What the plan changes against the live objects it started from: `+` created, `-` deleted, `~` changed with
- * one line per changed field (`path: before -> after`).
+ * one line per changed field (`path: before -> after`). A Secret's values are masked as `kubectl diff` masks
+ * them: `"*** (before)" -> "*** (after)"` where a value changes.
  */
 export function renderDiff(result: PlanResult): string {
+  const redact = secretsOf(result);
+  return diffLines(result).map((l) => `${safeLine(redact(l))}\n`).join("");
+}
+
+function diffLines(result: PlanResult): string[] {
   const before = new Map(result.live.map((o) => [objectId(o), o]));
   const after = new Map(result.objects.map((o) => [objectId(o), o]));
   const ids = [...new Set([...before.keys(), ...after.keys()])].sort();
@@ -214,12 +282,13 @@ export function renderDiff(result: PlanResult): string {
     if (canonical(a) === canonical(b)) continue;
     const from = new Map<string, string>();
     const to = new Map<string, string>();
-    leaves(a, "", from);
-    leaves(b, "", to);
+    const [maskedA, maskedB] = maskSecretPair(a, b);
+    leaves(maskedA, "", from);
+    leaves(maskedB, "", to);
     const changed = [...new Set([...from.keys(), ...to.keys()])].sort()
       .filter((p) => from.get(p) !== to.get(p))
       .map((p) => `    ${p}: ${from.get(p) ?? "(none)"} -> ${to.get(p) ?? "(none)"}`);
     if (changed.length) lines.push(`~ ${describe(b)}`, ...changed);
   }
-  return lines.length ? lines.join("\n") + "\n" : "No changes against the live objects.\n";
+  return lines.length ? lines : ["No changes against the live objects."];
 }

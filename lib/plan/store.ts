@@ -43,13 +43,13 @@ export function planUid(key: string): string {
 
 /** `group/Kind/namespace/name`: one stored object, whatever version it was written at. */
 export function objectId(o: Pick<Obj, "apiVersion" | "kind" | "metadata">): string {
-  return `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+  return `${groupOf(o.apiVersion)}/${o.kind}/${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
 }
 
 /** What a user reads for an object: `Kind namespace/name` or `Kind name`. */
 export function describe(o: Pick<Obj, "kind" | "metadata">): string {
-  const ns = o.metadata.namespace;
-  return `${o.kind} ${ns ? `${ns}/` : ""}${o.metadata.name}`;
+  const ns = o.metadata?.namespace;
+  return `${o.kind} ${ns ? `${ns}/` : ""}${o.metadata?.name ?? ""}`;
 }
 
 /**
