@@ -66,7 +66,7 @@ export const OP_KINDS = [
   ["webhook-slow", 0.6],
   ["unreadable-parent", 0.3],
   ["status-lost", 0.4],
-  ["restored", 0.2],
+  ["restored", 0.08],
 ] as const;
 
 export type OpKind = typeof OP_KINDS[number][0];
@@ -640,6 +640,8 @@ class Simulation {
       this.api.update({ ...structuredClone(o), metadata, status }, { status: true });
     }
     this.statusCopies = new Map(this.api.all().map((o) => [o.metadata.uid, structuredClone(o.status)]));
+    // A nightly backup, as an operator keeps: what a later restore into the same cluster reads.
+    this.backup ??= this.api.all().map((o) => structuredClone(o));
   }
 
   /**
@@ -682,12 +684,12 @@ class Simulation {
     this.mc.restart();
   }
 
-  /** The objects of the last backup {@linkcode restorePartially} took, until it restores from it. */
+  /** A backup (taken at a status fault, or by {@linkcode restorePartially}), until a restore reads it. */
   backup: Obj[] | undefined;
 
   /**
-   * docs/operations.md, restore into the same cluster after a loss: the first time, a backup is taken (every
-   * object, as Velero keeps it); the next, the objects of one namespace of it that no longer exist are restored
+   * docs/operations.md, restore into the same cluster after a loss: without a backup, one is taken (every
+   * object, as Velero keeps it); with one, the objects of one namespace of it that no longer exist are restored
    * (Velero skips those that exist), with new UIDs and without status, beside everything made since, Metacontroller
    * running; then `kubectl butler adopt`. A restored record whose addresses were granted to another since must
    * not be served.
@@ -705,8 +707,15 @@ class Simulation {
     );
     // A namespace something of which was lost since the backup (a restore of an intact one restores nothing), one
     // that lost a recorded grant first: the restore this fault is here for.
+    // (A team's namespace only while its Team exists: a restore of one namespace brings no cluster-scoped Team.)
+    const teamGone = (ns: string) => {
+      const team = /^team-(.+)$/.exec(ns)?.[1];
+      return team !== undefined && !this.api.peek(`butler.butlerlabs.dev/Team//${team}`);
+    };
+    // (A team's namespace: the claims' namespace restored beside its claims is a question of its own.)
     const lost = backup.filter((o) =>
-      o.metadata.namespace && !existing.has(`${o.kind}/${o.metadata.namespace}/${o.metadata.name}`)
+      o.metadata.namespace?.startsWith("team-") && !teamGone(o.metadata.namespace) &&
+      !existing.has(`${o.kind}/${o.metadata.namespace}/${o.metadata.name}`)
     );
     const recorded = lost.filter((o) =>
       o.kind === "IPAllocation" && o.metadata.annotations?.[GRANT_ANNOTATION]
