@@ -27,6 +27,8 @@ import {
   type IPAddressClaimSpec,
   NetworkPoolSpec,
   recordOf,
+  refusedRecord,
+  refusedRecordMessage,
 } from "../../lib/api/mod.ts";
 
 /** The attachment types: the IPAllocation that asks the pool, and Cluster API's IPAddress that answers. */
@@ -114,8 +116,8 @@ export function syncIPAddressClaim(request: DecoratorRequest, context: HookConte
   // pool takes it back. An address whose IPAllocation was deleted or replaced is no longer held: it goes, so that
   // no machine is told an address the pool may hand to another.
   const allocation = pool || observed ? [allocationOf(ns, name, poolName)] : [];
-  const { uid, poolStatus, address } = granted(ns, name, poolName, pool, observed);
-  const stale = staleAddress(request, `${ns}/${name}`, observed, address?.spec.address);
+  const { uid, poolStatus, address, refused } = granted(ns, name, poolName, pool, observed);
+  const stale = staleAddress(request, `${ns}/${name}`, observed, refused ? null : address?.spec.address);
   const written = stale ? [] : keepObserved(request.attachments, [CLAIM_ATTACHMENTS[1]]);
   if (stale) {
     return {
@@ -145,6 +147,7 @@ export function syncIPAddressClaim(request: DecoratorRequest, context: HookConte
         : ready("False", REASON.writing, `${text} granted; writing its IPAddress`),
     };
   }
+  if (refused) return { attachments: allocation, status: ready("False", REASON.failed, refused) };
   const [reason, message] = whyWaiting(poolStatus, uid, poolKey);
   return { attachments: allocation, status: ready("False", reason, message) };
 }
@@ -168,10 +171,13 @@ function granted(
     (typeof pool?.status === "object" && pool.status !== null ? pool.status : {}) as PoolStatus;
   // The grant its IPAllocation records on itself: an address is told to a machine only once it is durable.
   const record = observed ? recordOf(observed.metadata) : undefined;
-  const grant = pool && typeof uid === "string" && record?.pool === `${ns}/${poolName}` ? record : undefined;
+  const ours = pool && typeof uid === "string" && record?.pool === `${ns}/${poolName}` ? record : undefined;
+  // A record whose addresses the pool's ledger grants to another holder is no grant: no machine is told it.
+  const refused = ours && refusedRecord(pool, uid as string, ours);
+  const grant = refused ? undefined : ours;
   const address = grant &&
     addressOf(ns, name, poolName, pool!, formatAddress(grant.family, grant.range.start), uid as string);
-  return { uid, poolStatus, address };
+  return { uid, poolStatus, address, refused: refused ? refusedRecordMessage(ours!, refused) : undefined };
 }
 
 /** The annotation naming the IPAllocation (by UID) whose grant an IPAddress states. */
@@ -179,13 +185,14 @@ export const ALLOCATION_UID_ANNOTATION = `${GROUP}/ipallocation-uid`;
 
 /**
  * The address of the claim's written IPAddress when it no longer states this claim's grant: its IPAllocation is
- * gone, being deleted or replaced (another UID), or the grant is another address. `undefined` when it holds.
+ * gone, being deleted or replaced (another UID), or the grant is another address or none (`null`: its record is
+ * refused by the pool). `undefined` when it holds.
  */
 function staleAddress(
   request: DecoratorRequest,
   key: string,
   allocation: RelatedObject | undefined,
-  granted: string | undefined,
+  granted: string | null | undefined,
 ): string | undefined {
   const written = request.attachments[groupKey(CLAIM_ATTACHMENTS[1])]?.[key];
   if (!written) return undefined;

@@ -14,6 +14,7 @@ import {
   formatAddress,
   formatRange,
   MAX_ENUMERATION,
+  parseAddress,
   rangeSize,
 } from "../../lib/ipam/mod.ts";
 import { formatTime } from "../../lib/time/mod.ts";
@@ -21,14 +22,17 @@ import { findGrant } from "../../lib/pool_ledger/mod.ts";
 import { z } from "zod";
 import {
   CHECKPOINT_ANNOTATION,
-  checkpointSerial,
   formatGrantRecord,
   GRANT_ANNOTATION,
+  GRANT_CONFLICT,
   type GrantRecord,
   IPAllocationSpec,
   LEDGER_SEEN_ANNOTATION,
+  ledgerTrusted,
   RecordedGrant,
   recordOf,
+  refusedRecord,
+  refusedRecordMessage,
   tenantClusterRefOf,
 } from "../../lib/api/mod.ts";
 
@@ -92,7 +96,12 @@ function project(request: DecoratorRequest): Projection {
     ledger?: { checkpoint?: unknown; rebuilding?: unknown };
   };
   const own = recordOf(obj.metadata);
-  if (own && own.pool === poolName) return fromRecord(own, pool ? findGrant(status, uid) : undefined, pool);
+  if (own && own.pool === poolName) {
+    // A record whose addresses the pool's ledger grants to another holder is not served: it waits, kept.
+    const refused = refusedRecord(pool, uid, own);
+    if (refused) return notReady("Pending", GRANT_CONFLICT, refusedRecordMessage(own, refused));
+    return fromRecord(own, pool ? findGrant(status, uid) : undefined, pool);
+  }
   const recorded = recordedGrant(obj.status, poolName);
   if (!pool) {
     return recorded
@@ -128,21 +137,13 @@ function project(request: DecoratorRequest): Projection {
   if (typeof failure === "string") {
     return notReady("Failed", "AllocationFailed", failure);
   }
-  if (recorded) return keptRecord(recorded, `NetworkPool ${poolName} holds no grant for it`);
-  return waiting(poolName);
-}
-
-/**
- * Whether a pool's ledger may be copied from: its checkpoint is the annotation's, or the next one (Metacontroller
- * writes a decorator's status before its metadata: the status runs one ahead until the annotation lands, and a
- * pool that then rebuilds keeps the entries of the holders that exist). A lost, rolled-back or restored ledger
- * (no checkpoint, an older one, another UID) is not. Both absent: a ledger from before checkpoints.
- */
-function ledgerTrusted(annotated: unknown, stored: unknown): boolean {
-  if (annotated === stored) return true;
-  if (typeof annotated !== "string" || typeof stored !== "string") return false;
-  const uid = annotated.slice(annotated.indexOf("/"));
-  return stored.endsWith(uid) && checkpointSerial(stored) === checkpointSerial(annotated) + 1;
+  if (!recorded) return waiting(poolName);
+  // A grant its status states (written before records) is refused alike when the ledger gives it to another.
+  const stated = statedRecord(recorded, poolName);
+  const refused = stated && refusedRecord(pool, uid, stated);
+  return refused
+    ? notReady("Pending", GRANT_CONFLICT, refusedRecordMessage(stated, refused))
+    : keptRecord(recorded, `NetworkPool ${poolName} holds no grant for it`);
 }
 
 /** Waiting for the pool to grant (or for the grant's record to be seen on the object). */
@@ -221,6 +222,14 @@ function recordedGrant(status: unknown, pool: string): Record<string, unknown> |
   if (!s.success || s.data.allocatedBy !== `NetworkPool ${pool}`) return undefined;
   const all = status as Record<string, unknown>;
   return Object.fromEntries(GRANT_FIELDS.filter((k) => k in all).map((k) => [k, all[k]]));
+}
+
+/** The grant an Allocated status states, as a record (its time as stated, else none). */
+function statedRecord(fields: Record<string, unknown>, pool: string): GrantRecord | undefined {
+  const start = parseAddress(String(fields.startAddress ?? ""));
+  const end = parseAddress(String(fields.endAddress ?? ""));
+  if (!start || !end || start.family !== end.family || end.value < start.value) return undefined;
+  return { pool, family: start.family, range: { start: start.value, end: end.value }, grantedAt: "" };
 }
 
 /**

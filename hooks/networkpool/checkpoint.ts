@@ -19,6 +19,7 @@ import {
   checkpointSerial,
   formatCheckpoint,
   LEDGER_SEEN_ANNOTATION,
+  ledgerTrusted,
   type ObservedAllocation,
   recordOf,
 } from "../../lib/api/mod.ts";
@@ -51,11 +52,16 @@ export function trustOf(
     const held = status.ledger !== undefined && status.ledger !== null || status.grants !== undefined;
     return { state: held ? "legacy" : "lost", serial };
   }
-  if (annotated !== stored.checkpoint || !checkpointOf(annotated, uid)) return { state: "lost", serial };
+  // The status one ahead of the annotation is current: Metacontroller writes the status first, and a lost second
+  // write is no lost ledger (the IPAllocation hook judges by the same rule, and copies from it).
+  const checkpoint = stored.checkpoint;
+  if (!ledgerTrusted(annotated, checkpoint) || !checkpointOf(checkpoint, uid)) {
+    return { state: "lost", serial };
+  }
   return {
     state: "current",
     serial,
-    checkpoint: annotated,
+    checkpoint: checkpoint as string,
     ...(typeof stored.rebuilding === "string" && checkpointOf(stored.rebuilding, uid)
       ? { rebuilding: stored.rebuilding }
       : {}),

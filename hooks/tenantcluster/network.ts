@@ -6,7 +6,7 @@
  */
 import type { ConditionInput } from "../../lib/conditions/mod.ts";
 import type { KubeObject } from "../../lib/contract/mod.ts";
-import type { IpamMemory, PoolView } from "../../lib/api/mod.ts";
+import { GRANT_CONFLICT, type IpamMemory, type PoolView } from "../../lib/api/mod.ts";
 import {
   allocationObject,
   choosePool,
@@ -140,6 +140,15 @@ function networkReady({ input }: Draft, { initial, nodes }: Roles, exhausted: bo
       status: "True",
       reason: "Allocated",
       message: `LB IPs allocated: ${initial!.value.status!.cidr ?? ""}`,
+    };
+  }
+  const refused = [initial, nodes].find((c) => c?.refused);
+  if (refused) {
+    return {
+      type: "NetworkReady",
+      status: "False",
+      reason: GRANT_CONFLICT,
+      message: `IPAllocation ${refused.name}: ${refused.refused}`,
     };
   }
   if (exhausted) {

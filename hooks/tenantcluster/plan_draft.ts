@@ -31,6 +31,8 @@ export interface ObservedChild {
   readonly value: ChildAllocation;
   /** The object as observed, returned unchanged to keep it. */
   readonly keep: KubeObject;
+  /** Why its recorded grant is not used: its pool's ledger grants those addresses to another holder. */
+  readonly refused?: string;
 }
 
 /** Everything the plan is made from. */

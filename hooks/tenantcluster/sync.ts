@@ -1,3 +1,4 @@
+import { withPoolsWord } from "./refused.ts";
 import { API_VERSION, KINDS, LABELS, requireDelivered, SYSTEM_NAMESPACE } from "../../lib/butler/mod.ts";
 import { type ConditionInput, conditions, listNames, PreviousConditions } from "../../lib/conditions/mod.ts";
 import {
@@ -89,7 +90,13 @@ function adoptingAllocations(request: CompositeRequest, ns: string, name: string
     if (!e.ok || e.key in children || e.value.metadata.deletionTimestamp) return [];
     const ref = tenantClusterRefOf(e.value.spec, ns);
     return ref?.name === name && ref.namespace === ns && e.key.startsWith(`${ns}/`)
-      ? [{ name: e.value.metadata.name, value: e.value, keep: asDesired(e.raw as KubeObject) }]
+      ? [
+        withPoolsWord(
+          { name: e.value.metadata.name, value: e.value, keep: asDesired(e.raw as KubeObject) },
+          e.raw,
+          request.related,
+        ),
+      ]
       : [];
   });
 }
@@ -296,8 +303,10 @@ function ipamNetwork(
   const observed: ObservedChild[] = [];
   const unreadable: KubeObject[] = [];
   for (const e of readGroup(request.children, KINDS.IPAllocation, ChildAllocation)) {
-    if (e.ok) observed.push({ name: e.raw.metadata.name, value: e.value, keep: asDesired(e.raw) });
-    else unreadable.push(asDesired(e.raw));
+    if (e.ok) {
+      const child = { name: e.raw.metadata.name, value: e.value, keep: asDesired(e.raw) };
+      observed.push(withPoolsWord(child, e.raw, request.related));
+    } else unreadable.push(asDesired(e.raw));
   }
   const inventoryRaw = related<{ spec?: unknown }>(request, KINDS.LoadBalancerInventory, `${ns}/${name}`);
   const inventory = inventoryRaw ? InventorySpec.safeParse(inventoryRaw.spec) : undefined;
@@ -317,8 +326,13 @@ function ipamNetwork(
     mayCreate,
     ...(context.config.shrinkGraceSeconds ? { shrinkGraceSeconds: context.config.shrinkGraceSeconds } : {}),
   });
+  // Kept while nothing is Allocated (a status lost changes nothing), but withdrawn when the reason is a record its
+  // pool refuses: the ConfigMap, perhaps restored beside it, would tell MetalLB addresses another tenant holds.
+  const refused = observed.some((c) => c.refused);
   const configMap = plan.addresses.length
     ? [metallbConfigMap(name, ns, plan.addresses)]
+    : refused
+    ? []
     : networkConfigMaps(request).map(asDesired);
   // An unreadable IPAllocation keeps its name: nothing planned may replace what is not understood.
   const kept = new Set(unreadable.map((u) => u.metadata.name));

@@ -15,6 +15,7 @@
  */
 import { type Family, formatAddress, parseAddress, type Range } from "../ipam/mod.ts";
 import { GROUP } from "../butler/mod.ts";
+import { grantOverlapping } from "../pool_ledger/mod.ts";
 
 /** The annotation recording an IPAllocation's grant. */
 export const GRANT_ANNOTATION = `${GROUP}/grant`;
@@ -92,4 +93,71 @@ export function checkpointSerial(checkpoint: unknown): number {
 /** Whether a checkpoint names the pool of `uid`. */
 export function checkpointOf(checkpoint: unknown, uid: string): boolean {
   return typeof checkpoint === "string" && checkpoint.endsWith(`/${uid}`) && checkpointSerial(checkpoint) > 0;
+}
+
+/**
+ * Whether a pool's ledger may be read as the truth: its checkpoint is the annotation's, or the next one
+ * (Metacontroller writes a decorator's status before its metadata: the status runs one ahead until the annotation
+ * lands). A lost, rolled-back or restored ledger (no checkpoint, an older one, another UID) is not. Both absent: a
+ * ledger from before checkpoints. The NetworkPool hook and every reader of its ledger judge by this one rule.
+ *
+ * @example
+ * ```ts
+ * ledgerTrusted("7/3f0c", "8/3f0c"); // true: the status one ahead
+ * ledgerTrusted("7/3f0c", "6/3f0c"); // false: rolled back
+ * ```
+ */
+export function ledgerTrusted(annotated: unknown, stored: unknown): boolean {
+  if (annotated === stored) return true;
+  if (typeof annotated !== "string" || typeof stored !== "string") return false;
+  const slash = annotated.indexOf("/");
+  if (slash < 0) return false;
+  const uid = annotated.slice(slash);
+  return stored.endsWith(uid) && checkpointSerial(stored) === checkpointSerial(annotated) + 1;
+}
+
+/** A recorded grant its pool refuses: the pool's trusted ledger grants (some of) its addresses to another holder. */
+export interface RefusedRecord {
+  /** The UID of the IPAllocation the ledger grants them to. */
+  readonly holder: string;
+  /** That holder's grant. */
+  readonly range: Range;
+}
+
+/**
+ * Whether the pool (a NetworkPool object as related) refuses the grant `record` of the IPAllocation `uid`: its
+ * ledger, trusted by {@linkcode ledgerTrusted}, grants an address of the record to another holder. Such a record
+ * (restored beside grants made since its holder was deleted) is not served: no status, TenantCluster, MetalLB
+ * configuration or IPAddress uses its addresses. A ledger that is lost or being rebuilt from records is not read
+ * against a record: the record stands until the pool says otherwise.
+ */
+export function refusedRecord(pool: unknown, uid: string, record: GrantRecord): RefusedRecord | undefined {
+  if (typeof pool !== "object" || pool === null) return undefined;
+  const { metadata, status } = pool as { metadata?: { annotations?: unknown }; status?: unknown };
+  if (typeof status !== "object" || status === null) return undefined;
+  const annotations = metadata?.annotations;
+  const annotated = typeof annotations === "object" && annotations !== null
+    ? (annotations as Record<string, unknown>)[CHECKPOINT_ANNOTATION]
+    : undefined;
+  const ledger = (status as { ledger?: { checkpoint?: unknown } | null }).ledger;
+  if (
+    !ledgerTrusted(annotated, typeof ledger === "object" && ledger !== null ? ledger.checkpoint : undefined)
+  ) {
+    return undefined;
+  }
+  return grantOverlapping(status as Record<string, unknown>, record.family, record.range, uid);
+}
+
+/** The `Ready` reason of an IPAllocation whose record its pool refuses, and of what waits on it. */
+export const GRANT_CONFLICT = "GrantConflict";
+
+/** Why a refused record is not served (bounded: a record, a pool name and a UID of the pool's own ledger). */
+export function refusedRecordMessage(record: GrantRecord, refused: RefusedRecord): string {
+  return `IPAllocation records ${formatAddress(record.family, record.range.start)}-${
+    formatAddress(record.family, record.range.end)
+  } from NetworkPool ${record.pool}, whose ledger grants ${
+    formatAddress(record.family, refused.range.start)
+  }-${formatAddress(record.family, refused.range.end)} to IPAllocation UID ${
+    refused.holder.slice(0, 64)
+  }: those addresses are not used here; the record is kept, and taken back once that grant is released`;
 }

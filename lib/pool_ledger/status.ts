@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Address } from "../ipam/mod.ts";
+import type { Address, Family, Range } from "../ipam/mod.ts";
 import { parseAddress } from "../ipam/mod.ts";
 import { parseTime } from "../time/mod.ts";
 import { tokenUid, uidToken } from "./uid.ts";
@@ -114,4 +114,45 @@ export function ledgerHolders(status: Readonly<Record<string, unknown>> | null |
   const v1 = status?.grants;
   const fromV1 = v1 && typeof v1 === "object" && !Array.isArray(v1) ? Object.keys(v1) : [];
   return [...fromLedger, ...fromV1];
+}
+
+/**
+ * A grant of a pool's status to another holder than `uid` that shares an address with `range`, if any: the first
+ * in the ledger's order. First-format ledgers are read too. Records that do not read are passed over (the pool
+ * says they are unreadable, and grants nothing until they are fixed).
+ */
+export function grantOverlapping(
+  status: Readonly<Record<string, unknown>>,
+  family: Family,
+  range: Range,
+  uid: string,
+): { readonly holder: string; readonly range: Range } | undefined {
+  const stored = status.ledger as Partial<StoredLedger> | null | undefined;
+  const own = uidToken(uid);
+  if (stored && typeof stored === "object" && Array.isArray(stored.grants)) {
+    const base = typeof stored.base === "string" ? parseAddress(stored.base) : undefined;
+    if (!base || base.family !== family) return undefined;
+    for (const record of stored.grants) {
+      const p = typeof record === "string" ? parseRecord(record) : undefined;
+      if (!p || record.slice(p.tokenAt) === own) continue;
+      const start = base.value + p.offset;
+      const end = start + p.count - 1n;
+      if (start <= range.end && range.start <= end) {
+        return {
+          holder: tokenUid(record.slice(p.tokenAt)) ?? record.slice(p.tokenAt),
+          range: { start, end },
+        };
+      }
+    }
+    return undefined;
+  }
+  const grants = status.grants;
+  if (!grants || typeof grants !== "object" || Array.isArray(grants)) return undefined;
+  for (const [holder, value] of Object.entries(grants)) {
+    const g = holder === uid ? undefined : decodeGrantV1(value);
+    if (g && g.family === family && g.range.start <= range.end && range.start <= g.range.end) {
+      return { holder, range: g.range };
+    }
+  }
+  return undefined;
 }

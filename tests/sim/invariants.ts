@@ -258,6 +258,8 @@ export class Invariants {
 
   /** Pools whose ledger was trusted at the last observation (a lost one is not, until it is rebuilt). */
   #tracked = new Set<string>();
+  /** IPAllocations a partial restore created beside what was made since (their records may be refused). */
+  readonly restoredBeside = new Set<string>();
   /** IPAllocation UID → the grant it records (annotation), as last seen. */
   #recorded = new Map<string, string>();
 
@@ -293,7 +295,14 @@ export class Invariants {
       });
     }
     this.#recorded = now;
+    const byUid = new Map(allocations.map((a) => [a.metadata.uid as string, a]));
     const existing = new Set(allocations.map((a) => a.metadata.uid as string));
+    // A record restored beside grants made since may share their addresses, but is never served (Allocated).
+    const unserved = new Set(
+      ranges.filter((x) => this.restoredBeside.has(x.uid) && !servedRecord(byUid.get(x.uid)!, x)).map((x) =>
+        x.uid
+      ),
+    );
     const all = [
       ...ranges,
       ...grants.filter((g) => existing.has(g.uid)).map((g) => ({
@@ -305,7 +314,9 @@ export class Invariants {
       })),
     ];
     for (const x of ranges) {
+      if (unserved.has(x.uid)) continue;
       const hit = all.find((y) =>
+        !unserved.has(y.uid) &&
         y.uid !== x.uid && y.family === x.family && y.start <= x.end && x.start <= y.end
       );
       if (hit) {
@@ -484,6 +495,14 @@ function heldOnPurpose(api: ApiServer, o: Obj, grants: readonly PoolGrant[]): bo
 }
 
 /** Two IPAllocations that both say Allocated with ranges that share an address, described; else `undefined`. */
+/** Whether an allocation says Allocated with addresses of the range it records. */
+function servedRecord(a: Obj, r: { family: number; start: bigint; end: bigint }): boolean {
+  if (a.status?.phase !== "Allocated") return false;
+  const s = parseAddress(a.status.startAddress ?? "");
+  const e = parseAddress(a.status.endAddress ?? "");
+  return !s || !e || (s.family === r.family && s.value <= r.end && r.start <= e.value);
+}
+
 function allocatedOverlaps(allocations: readonly Obj[]): string | undefined {
   const ranges = allocations.filter((a) => a.status?.phase === "Allocated").flatMap((a) => {
     const s = parseAddress(a.status.startAddress ?? "");

@@ -446,7 +446,7 @@ class Simulation {
       case "status-lost":
         return this.loseStatus(a, b);
       case "restored":
-        return this.restore(b % 2 === 0);
+        return b % 4 === 0 ? this.restore(b % 8 === 0) : this.restorePartially(a);
     }
   }
 
@@ -640,6 +640,8 @@ class Simulation {
       this.api.update({ ...structuredClone(o), metadata, status }, { status: true });
     }
     this.statusCopies = new Map(this.api.all().map((o) => [o.metadata.uid, structuredClone(o.status)]));
+    // A nightly backup, as an operator keeps: what a later restore into the same cluster reads.
+    this.backup ??= this.api.all().map((o) => structuredClone(o));
   }
 
   /**
@@ -680,6 +682,77 @@ class Simulation {
     }
     relabelRestoredChildren(this.api);
     this.mc.restart();
+  }
+
+  /** A backup (taken at a status fault, or by {@linkcode restorePartially}), until a restore reads it. */
+  backup: Obj[] | undefined;
+
+  /**
+   * docs/operations.md, restore into the same cluster after a loss: without a backup, one is taken (every
+   * object, as Velero keeps it); with one, the objects of one namespace of it that no longer exist are restored
+   * (Velero skips those that exist), with new UIDs and without status, beside everything made since, Metacontroller
+   * running; then `kubectl butler adopt`. A restored record whose addresses were granted to another since must
+   * not be served.
+   */
+  restorePartially(a: number, only?: string): void {
+    if (!this.backup) {
+      this.fault("backup-taken");
+      this.backup = this.api.all().map((o) => structuredClone(o));
+      return;
+    }
+    const backup = this.backup;
+    this.backup = undefined;
+    const existing = new Set(
+      this.api.all().map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`),
+    );
+    // A namespace something of which was lost since the backup (a restore of an intact one restores nothing), one
+    // that lost a recorded grant first: the restore this fault is here for.
+    // (A team's namespace only while its Team exists: a restore of one namespace brings no cluster-scoped Team.)
+    const teamGone = (ns: string) => {
+      const team = /^team-(.+)$/.exec(ns)?.[1];
+      return team !== undefined && !this.api.peek(`butler.butlerlabs.dev/Team//${team}`);
+    };
+    // (A team's namespace: the claims' namespace restored beside its claims is a question of its own.)
+    const lost = backup.filter((o) =>
+      o.metadata.namespace?.startsWith("team-") && !teamGone(o.metadata.namespace) &&
+      !existing.has(`${o.kind}/${o.metadata.namespace}/${o.metadata.name}`)
+    );
+    const recorded = lost.filter((o) =>
+      o.kind === "IPAllocation" && o.metadata.annotations?.[GRANT_ANNOTATION]
+    );
+    const namespaces = [...new Set((recorded.length ? recorded : lost).map((o) => o.metadata.namespace!))]
+      .sort();
+    const ns = only ?? namespaces[a % Math.max(1, namespaces.length)];
+    if (ns === undefined) return;
+    this.fault("restored-partially");
+    const rank = (o: Obj) => {
+      const i = VELERO_ORDER.indexOf(o.kind);
+      return i < 0 ? VELERO_ORDER.length : i;
+    };
+    const chosen = backup.filter((o) =>
+      o.metadata.namespace === ns && !existing.has(`${o.kind}/${ns}/${o.metadata.name}`)
+    );
+    for (const o of chosen.sort((x, y) => rank(x) - rank(y))) {
+      const {
+        uid: _u,
+        resourceVersion: _r,
+        generation: _g,
+        creationTimestamp: _c,
+        deletionTimestamp: _d,
+        ownerReferences: _o,
+        ...metadata
+      } = o.metadata;
+      const { status: _s, ...rest } = o;
+      try {
+        const created = this.api.create({ ...rest, metadata } as Obj);
+        if (created.kind === "IPAllocation") {
+          this.invariants.restoredBeside.add(created.metadata.uid as string);
+        }
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+      }
+    }
+    relabelRestoredChildren(this.api);
   }
 
   check(done: number): Violation | undefined {
@@ -922,6 +995,58 @@ export async function durabilityRun(fault: DurabilityFault): Promise<{
   } else sim.restore(fault === "restored-with-status");
   const violation = await settle();
   return { before, after: heldRanges(sim.api.all()), ...(violation ? { violation } : {}) };
+}
+
+/**
+ * docs/operations.md's restore into the same cluster after a loss, the reviewer's path of issue #56: tenants built,
+ * a backup taken, one team's TenantCluster deleted (the pool drops its grants, no cooldown), a new tenant granted
+ * those addresses, then the team's namespace restored beside it. What each IPAllocation holds after, its phase, and
+ * the first invariant broken (a refused record served as a grant is `granted-twice`).
+ */
+export async function partialRestoreRun(): Promise<{
+  violation?: Violation;
+  phases: Map<string, string>;
+  held: Map<string, string>;
+}> {
+  const sim = new Simulation({});
+  await sim.setUp();
+  const settle = async () => {
+    for (let pass = 0; pass < 12; pass++) {
+      const before = sim.api.changes;
+      await sim.drain(50_000);
+      sim.clockMs += 120_000;
+      sim.mc.tick();
+      sim.mc.enqueueAll();
+      await sim.drain(50_000);
+      const v = sim.check(sim.step);
+      if (v) return v;
+      if (sim.api.changes === before) break;
+    }
+    return undefined;
+  };
+  const phases = () =>
+    new Map(
+      sim.api.all().filter((o) => o.kind === "IPAllocation").map((o) => [
+        `${o.metadata.namespace}/${o.metadata.name}`,
+        String(o.status?.phase),
+      ]),
+    );
+  const steps: (() => Promise<void> | void)[] = [
+    () => sim.apply(w.tenantCluster("team-t0", "c0", 1)),
+    () => sim.apply(w.tenantCluster("team-t1", "c0", 1)),
+    () => sim.apply(w.tenantCluster("team-t0", "c1", 4)),
+    () => sim.restorePartially(0),
+    () => sim.remove("butler.butlerlabs.dev/TenantCluster/team-t1/c0"),
+    () => sim.apply(w.tenantCluster("team-t0", "c9", 1)),
+    () => sim.restorePartially(0, "team-t1"),
+  ];
+  for (const step of steps) {
+    sim.step++;
+    await step();
+    const violation = await settle();
+    if (violation) return { violation, phases: phases(), held: heldRanges(sim.api.all()) };
+  }
+  return { phases: phases(), held: heldRanges(sim.api.all()) };
 }
 
 /** The API group of each kind a scenario deletes. */
