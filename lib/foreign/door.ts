@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { QUOTE } from "./json_bytes.ts";
 import {
   type HeapBudget,
   type HeapCharge,
@@ -204,7 +205,6 @@ function parseText(bytes: Uint8Array): unknown {
 }
 
 const NOT_SIMPLE = Symbol("not simple");
-const QUOTE = 0x22;
 
 /**
  * A short string of plain ASCII (no escape, no control character) or `true`, `false`, `null`, read without a

@@ -15,6 +15,16 @@
  *
  * @module
  */
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from "./json_bytes.ts";
 import { KeySet, ProbeCount, Transitions } from "./json_tables.ts";
 
 /** Heap bytes charged per token (upper bounds, from measurement; see the module doc). */
@@ -63,15 +73,6 @@ export const JSON_TOKEN_COST = {
 
 /** How many members make V8 keep an object's properties in a dictionary (measured: 127 do not, 128 do). */
 export const DICTIONARY_MEMBERS = 128;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COLON = 0x3a;
-const COMMA = 0x2c;
 
 /**
  * Deepest nesting read: Go's `encoding/json` refuses deeper documents, so no object the API server stores, and no

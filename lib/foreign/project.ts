@@ -8,6 +8,16 @@
  *
  * @module
  */
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from "./json_bytes.ts";
 
 /** What to keep of a JSON value: the whole of it, some members of an object, or some of each item of an array. */
 export type Projection = WholeValue | ObjectMembers | ArrayItems;
@@ -113,15 +123,6 @@ export function merge(a: Projection, b: Projection): Projection {
 
 /** Keys longer than this are never decoded: no projection names one, and decoding them would cost their length. */
 const MAX_KEY_BYTES = 4096;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 
 /** A document that is not JSON where the projection reads it. */
 export class ProjectionSyntaxError extends SyntaxError {
