@@ -63,6 +63,6 @@ Deno.test("objects of any shape are judged or refused, never end the run", async
         assert.doesNotMatch(o.name, /undefined|null/, "a name as kubectl prints it");
       }
     }),
-    { numRuns: 40 },
+    { numRuns: 40, seed: 57 },
   );
 });

@@ -106,7 +106,7 @@ Deno.test("plan prints no Secret value in any output", async () => {
         }
       },
     ),
-    { numRuns: 25 },
+    { numRuns: 25, seed: 57 },
   );
 });
 
